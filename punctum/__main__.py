@@ -1,0 +1,3 @@
+from punctum.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,208 @@
+"""Streaming readers for the corpora punctum trains and scores on (.gz transparent).
+
+- The IWSLT2011 token format of Che et al. (``word<TAB>LABEL``, lowercased, PTB-split
+  contractions such as ``do n't``): `read_che`, with the contractions merged into one word
+  for model input and a mapping back to the original tokens for scoring.
+- Cased, punctuated plain text with one document per line: `iter_lines`, `iter_documents`.
+- TSV transcripts with a header row (utt_id, speaker, text, ...): `iter_tsv`.
+- The IWSLT mteval XML (``<seg>`` elements of cased, punctuated text): `iter_xml_segments`.
+
+Every reader names the file and the line in its errors.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from punctum.text import LOWER, NULL, Inventory, Labelled, parse
+
+CHE_LABELS = ("O", "COMMA", "PERIOD", "QUESTION")
+# Che's data has no EXCLAMATION; the IWSLT2011 convention counts "!" as a period.
+CHE_LABEL_MAP = {"EXCLAMATION": "PERIOD"}
+# PTB splits these off the word before them; they are merged back for model input.
+_CONTRACTION_PIECES = frozenset({"n't", "'s", "'m", "'re", "'ve", "'ll", "'d"})
+
+
+def open_text(path: str | Path) -> io.TextIOBase:
+    """Open a UTF-8 text file for reading, gunzipping `.gz` files transparently.
+
+    Raises:
+        FileNotFoundError: the file does not exist (message names it).
+        ValueError: the file is a directory or not readable gzip.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    if path.is_dir():
+        raise ValueError(f"{path}: is a directory, expected a file")
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
+    return open(path, encoding="utf-8", newline="")
+
+
+def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """(line number, line without its newline), with decoding errors named by file/line."""
+    line_no = 0
+    try:
+        with open_text(path) as handle:
+            for line_no, line in enumerate(handle, start=1):
+                yield line_no, line.rstrip("\r\n")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}:{line_no + 1}: not valid UTF-8 ({error.reason})") from None
+    except (gzip.BadGzipFile, EOFError, OSError) as error:
+        if isinstance(error, FileNotFoundError):
+            raise
+        raise ValueError(f"{path}: cannot be read ({error})") from None
+
+
+# ----------------------------------------------------------------------------- Che format
+
+@dataclass(frozen=True)
+class CheDocument:
+    """A file in Che's IWSLT token format.
+
+    Attributes:
+        tokens: the original tokens, e.g. ("do", "n't").
+        labels: one Che label per token.
+        groups: how many tokens each merged word spans (sums to len(tokens)).
+    """
+
+    tokens: tuple[str, ...]
+    labels: tuple[str, ...]
+    groups: tuple[int, ...]
+
+    def labelled(self) -> Labelled:
+        """Merged words ("don't") with the label of each word's last token; case LOWER."""
+        words, post, position = [], [], 0
+        for size in self.groups:
+            words.append("".join(self.tokens[position:position + size]))
+            post.append(self.labels[position + size - 1])
+            position += size
+        return Labelled(tuple(words), tuple(post), (LOWER,) * len(words))
+
+    def expand(self, word_labels: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+        """Map per-word labels back onto the tokens: the last token of a word carries it."""
+        if len(word_labels) != len(self.groups):
+            raise ValueError(f"expected {len(self.groups)} word labels, got {len(word_labels)}")
+        expanded: list[str] = []
+        for size, label in zip(self.groups, word_labels):
+            expanded.extend([NULL] * (size - 1) + [label])
+        return tuple(expanded)
+
+
+def iter_che(path: str | Path) -> Iterator[tuple[str, str]]:
+    """Yield (token, label) pairs of a Che-format file; ValueError names bad lines."""
+    for line_no, line in _lines(path):
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if len(parts) != 2:
+            raise ValueError(f"{path}:{line_no}: expected 'word<TAB>LABEL', got {line[:60]!r}")
+        if parts[1] not in CHE_LABELS:
+            raise ValueError(f"{path}:{line_no}: unknown label {parts[1]!r}; expected one of "
+                             f"{', '.join(CHE_LABELS)}")
+        yield parts[0], parts[1]
+
+
+def read_che(path: str | Path) -> CheDocument:
+    """Read a Che-format file, merging PTB contraction pieces into the word before them.
+
+    A line with an empty token (dev2012 has ten) gives its mark to the token before it.
+    """
+    tokens, labels, groups = [], [], []
+    for token, label in iter_che(path):
+        if not token.strip():
+            if labels and labels[-1] == NULL:
+                labels[-1] = label
+            continue
+        if groups and token.lower() in _CONTRACTION_PIECES:
+            groups[-1] += 1
+        else:
+            groups.append(1)
+        tokens.append(token)
+        labels.append(label)
+    return CheDocument(tuple(tokens), tuple(labels), tuple(groups))
+
+
+def write_che(labels: Labelled, tokens: tuple[str, ...], path: str | Path) -> None:
+    """Write tokens with labels in Che's format (labels already per token)."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for token, label in zip(tokens, labels.post):
+            handle.write(f"{token}\t{label}\n")
+
+
+# ----------------------------------------------------------------------------- plain text
+
+def iter_lines(path: str | Path) -> Iterator[str]:
+    """Yield the non-blank lines of a text file (one document, talk or turn per line)."""
+    for _, line in _lines(path):
+        if line.strip():
+            yield line
+
+
+def iter_documents(path: str | Path, language: str | Inventory = "en") -> Iterator[Labelled]:
+    """Yield each line of a cased, punctuated text file parsed into words and labels."""
+    for line in iter_lines(path):
+        yield parse(line, language)
+
+
+# ----------------------------------------------------------------------------- TSV
+
+@dataclass(frozen=True)
+class Utterance:
+    """One row of a transcript table."""
+
+    id: str
+    speaker: str
+    text: str
+    fields: dict
+
+
+def iter_tsv(
+    path: str | Path,
+    text_column: str = "text",
+    id_column: str = "utt_id",
+    speaker_column: str = "speaker",
+) -> Iterator[Utterance]:
+    """Yield the rows of a tab-separated transcript file with a header row.
+
+    The speaker column is optional (speaker "" when absent); the id and text columns are not.
+    """
+    rows = _lines(path)
+    header_line = next(rows, (0, ""))[1]
+    header = header_line.split("\t")
+    for column in (id_column, text_column):
+        if column not in header:
+            raise ValueError(f"{path}:1: no {column!r} column in header {header_line[:80]!r}")
+    for line_no, line in rows:
+        if not line.strip():
+            continue
+        values = next(csv.reader([line], delimiter="\t", quoting=csv.QUOTE_NONE))
+        if len(values) != len(header):
+            raise ValueError(f"{path}:{line_no}: expected {len(header)} columns, "
+                             f"got {len(values)}")
+        row = dict(zip(header, values))
+        yield Utterance(row[id_column], row.get(speaker_column, ""), row[text_column], row)
+
+
+# ----------------------------------------------------------------------------- IWSLT XML
+
+
+
+def iter_xml_segments(path: str | Path) -> Iterator[str]:
+    """Yield the text of each <seg> element of an IWSLT mteval XML file, in order."""
+    content = "\n".join(line for _, line in _lines(path))
+    if "<seg" not in content:
+        raise ValueError(f"{path}: no <seg> elements found; expected IWSLT mteval XML")
+    try:
+        root = ElementTree.fromstring(content)
+    except ElementTree.ParseError as error:
+        raise ValueError(f"{path}: malformed XML ({error})") from None
+    for segment in root.iter("seg"):
+        yield " ".join("".join(segment.itertext()).split())

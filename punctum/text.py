@@ -1,0 +1,597 @@
+"""Label inventory, normalisation, and text <-> (words, labels) <-> text.
+
+Pure Python. This module is the only place that knows which characters are punctuation
+marks: every other module reads marks, cases and the null label from an `Inventory`.
+
+A word carries three labels:
+
+- ``post``: the mark written after it (English: O, COMMA, PERIOD, QUESTION, EXCLAMATION);
+- ``case``: LOWER, CAP (first cased letter upper), UPPER, MIX (any other pattern, whose exact
+  form comes from the parsed text or a casing lexicon);
+- ``pre``: a mark written before it (Spanish inverted marks); O in most languages.
+
+`parse` turns cased, punctuated text into normalised words and labels, `render` turns them
+back into text, and ``canonical(text) == render(parse(text))`` is the normal form that every
+round trip reproduces: words joined by single spaces, one inventory mark per word, quotes,
+brackets and other non-inventory punctuation at word edges dropped.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+NULL = "O"
+LOWER, CAP, UPPER, MIX = "LOWER", "CAP", "UPPER", "MIX"
+CASES = (LOWER, CAP, UPPER, MIX)
+WORD_UNITS = ("word", "char")
+
+# Characters stripped from word edges in every language (never part of a word's edge).
+_QUOTES = "\"'“”‘’‚„«»‹›「」『』〝〞＂"
+_BRACKETS = "()[]{}（）［］｛｝〈〉《》【】"
+_DASHES = "-‐‑‒–—―"
+_APOSTROPHES = "'’ʼ"
+_DIGIT_SIGNS = "-"
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One punctuation label: its name, how it is written, and what else reads as it.
+
+    Args:
+        name: label name, e.g. "COMMA".
+        text: the character(s) written for it, e.g. ",".
+        sentence_final: whether it ends a sentence.
+        aliases: other characters parsed as this mark (e.g. ";" read as PERIOD).
+    """
+
+    name: str
+    text: str
+    sentence_final: bool = False
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """The label set of one language.
+
+    Args:
+        language: language code, e.g. "en".
+        post_marks: marks written after a word, in label order (the null label comes first
+            implicitly).
+        pre_marks: marks written before a word (Spanish ¿ ¡).
+        word_unit: "word" (space-separated) or "char" (each Han/kana character is a word).
+        abbreviations: lowercase words whose trailing period belongs to the word ("dr").
+        elisions: lowercase words that keep a leading apostrophe ("em" in 'em).
+        extra_strip: further characters stripped from word edges in this language.
+    """
+
+    language: str
+    post_marks: tuple[Mark, ...]
+    pre_marks: tuple[Mark, ...] = ()
+    word_unit: str = "word"
+    abbreviations: frozenset[str] = frozenset()
+    elisions: frozenset[str] = frozenset()
+    extra_strip: str = ""
+    _lookup: dict = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.word_unit not in WORD_UNITS:
+            raise ValueError(f"word_unit must be one of {WORD_UNITS}, got {self.word_unit!r}")
+        names = [m.name for m in self.post_marks + self.pre_marks]
+        if NULL in names or len(set(names)) != len(names):
+            raise ValueError(f"mark names must be unique and not {NULL!r}: {names}")
+        object.__setattr__(self, "_lookup", _build_lookup(self))
+
+    @property
+    def post_labels(self) -> tuple[str, ...]:
+        """Post-mark label names, null first: ("O", "COMMA", ...)."""
+        return (NULL,) + tuple(m.name for m in self.post_marks)
+
+    @property
+    def pre_labels(self) -> tuple[str, ...]:
+        """Pre-mark label names, null first."""
+        return (NULL,) + tuple(m.name for m in self.pre_marks)
+
+    @property
+    def case_labels(self) -> tuple[str, ...]:
+        """Case label names, LOWER (the negative class) first."""
+        return CASES
+
+    @property
+    def sentence_final(self) -> frozenset[str]:
+        """Names of the post marks that end a sentence."""
+        return frozenset(m.name for m in self.post_marks if m.sentence_final)
+
+    def mark_text(self, name: str) -> str:
+        """The written form of a mark name ("" for the null label)."""
+        return self._lookup["text"][name]
+
+    def to_dict(self) -> dict:
+        """A JSON-ready description (stored in artifacts)."""
+        return {
+            "language": self.language,
+            "post_marks": [_mark_to_dict(m) for m in self.post_marks],
+            "pre_marks": [_mark_to_dict(m) for m in self.pre_marks],
+            "word_unit": self.word_unit,
+            "abbreviations": sorted(self.abbreviations),
+            "elisions": sorted(self.elisions),
+            "extra_strip": self.extra_strip,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Inventory:
+        """Rebuild an inventory from `to_dict` output; ValueError on unknown keys."""
+        known = {"language", "post_marks", "pre_marks", "word_unit", "abbreviations",
+                 "elisions", "extra_strip"}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown inventory keys: {sorted(unknown)}")
+        return cls(
+            language=data["language"],
+            post_marks=tuple(_mark_from_dict(m) for m in data.get("post_marks", ())),
+            pre_marks=tuple(_mark_from_dict(m) for m in data.get("pre_marks", ())),
+            word_unit=data.get("word_unit", "word"),
+            abbreviations=frozenset(data.get("abbreviations", ())),
+            elisions=frozenset(data.get("elisions", ())),
+            extra_strip=data.get("extra_strip", ""),
+        )
+
+
+def _mark_to_dict(mark: Mark) -> dict:
+    return {"name": mark.name, "text": mark.text, "sentence_final": mark.sentence_final,
+            "aliases": list(mark.aliases)}
+
+
+def _mark_from_dict(data: dict) -> Mark:
+    return Mark(data["name"], data["text"], bool(data.get("sentence_final", False)),
+                tuple(data.get("aliases", ())))
+
+
+def _build_lookup(inv: Inventory) -> dict:
+    """Character tables used by the parser: char -> post/pre mark name, strippable chars."""
+    post: dict[str, str] = {}
+    for mark in inv.post_marks:
+        for form in (mark.text, *mark.aliases):
+            for char in form:
+                post.setdefault(char, mark.name)
+    pre = {char: m.name for m in inv.pre_marks for char in m.text + "".join(m.aliases)}
+    strip = set(_QUOTES + _BRACKETS + _DASHES + "…" + inv.extra_strip) | set(post) | set(pre)
+    text = {NULL: ""} | {m.name: m.text for m in inv.post_marks + inv.pre_marks}
+    final = {m.name for m in inv.post_marks if m.sentence_final}
+    return {"post": post, "pre": pre, "strip": frozenset(strip), "text": text, "final": final}
+
+
+_EN_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr prof st jr sr vs etc inc ltd corp dept approx esp fig gen gov lt col sgt "
+    "capt rev hon messrs mt ft vol".split()
+)
+
+INVENTORIES: dict[str, Inventory] = {
+    "en": Inventory(
+        language="en",
+        post_marks=(
+            Mark("COMMA", ",", aliases=(":", "-", "–", "—", "―")),
+            Mark("PERIOD", ".", True, aliases=(";", "…")),
+            Mark("QUESTION", "?", True),
+            Mark("EXCLAMATION", "!", True),
+        ),
+        abbreviations=_EN_ABBREVIATIONS,
+        elisions=frozenset({"em", "til", "cause", "tis", "twas", "n"}),
+    ),
+    "es": Inventory(
+        language="es",
+        post_marks=(
+            Mark("COMMA", ",", aliases=(":", "-", "–", "—")),
+            Mark("PERIOD", ".", True, aliases=(";", "…")),
+            Mark("QUESTION", "?", True),
+            Mark("EXCLAMATION", "!", True),
+        ),
+        pre_marks=(Mark("INV_QUESTION", "¿"), Mark("INV_EXCLAMATION", "¡")),
+        abbreviations=frozenset("sr sra srta dr dra etc ud uds".split()),
+    ),
+    "zh": Inventory(
+        language="zh",
+        post_marks=(
+            Mark("COMMA", "，", aliases=(",", "、", "：", ":", "；", ";")),
+            Mark("PERIOD", "。", True, aliases=(".",)),
+            Mark("QUESTION", "？", True, aliases=("?",)),
+            Mark("EXCLAMATION", "！", True, aliases=("!",)),
+        ),
+        word_unit="char",
+    ),
+    "ja": Inventory(
+        language="ja",
+        post_marks=(
+            Mark("COMMA", "、", aliases=("，", ",")),
+            Mark("PERIOD", "。", True, aliases=(".", "．")),
+            Mark("QUESTION", "？", True, aliases=("?",)),
+            Mark("EXCLAMATION", "！", True, aliases=("!",)),
+        ),
+        word_unit="char",
+    ),
+    "ar": Inventory(
+        language="ar",
+        post_marks=(
+            Mark("COMMA", "،", aliases=(",",)),
+            Mark("PERIOD", ".", True, aliases=("؛",)),
+            Mark("QUESTION", "؟", True, aliases=("?",)),
+            Mark("EXCLAMATION", "!", True),
+        ),
+    ),
+}
+
+
+def get_inventory(language: str | Inventory = "en") -> Inventory:
+    """Return the inventory for a language code (or pass an Inventory through)."""
+    if isinstance(language, Inventory):
+        return language
+    if language not in INVENTORIES:
+        raise ValueError(f"unknown language {language!r}; known: {sorted(INVENTORIES)}")
+    return INVENTORIES[language]
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """Words with their labels, one entry per word in every field.
+
+    Attributes:
+        words: normalised (lowercased, mark-free) words.
+        post: post-mark label per word.
+        case: case label per word.
+        pre: pre-mark label per word.
+        forms: the exact cased form of MIX words (None for other words).
+    """
+
+    words: tuple[str, ...]
+    post: tuple[str, ...]
+    case: tuple[str, ...]
+    pre: tuple[str, ...] = ()
+    forms: tuple[str | None, ...] = ()
+
+    def __post_init__(self) -> None:
+        n = len(self.words)
+        if not self.pre:
+            object.__setattr__(self, "pre", (NULL,) * n)
+        if not self.forms:
+            object.__setattr__(self, "forms", (None,) * n)
+        lengths = {len(self.post), len(self.case), len(self.pre), len(self.forms)}
+        if lengths != {n}:
+            raise ValueError(f"label fields must all have {n} entries, got lengths {lengths}")
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+
+# ----------------------------------------------------------------------------- characters
+
+def lower_char(char: str) -> str:
+    """Lowercase one character, keeping it when lowercasing is not a 1:1 round trip."""
+    low = char.lower()
+    return low if len(low) == 1 and _upper_only(low) == char else char
+
+
+def _upper_only(char: str) -> str:
+    up = char.upper()
+    return up if len(up) == 1 else char
+
+
+def upper_char(char: str) -> str:
+    """Uppercase one character, keeping it when uppercasing is not a 1:1 round trip."""
+    up = char.upper()
+    return up if len(up) == 1 and up.lower() == char else char
+
+
+def lower_word(word: str) -> str:
+    """Lowercase a word character by character (length and letters are preserved)."""
+    return "".join(lower_char(c) for c in word)
+
+
+def _is_upper(char: str) -> bool:
+    return lower_char(char) != char
+
+
+def _is_lower(char: str) -> bool:
+    return upper_char(char) != char
+
+
+def case_of(word: str) -> str:
+    """The case class of a written word: LOWER, CAP, UPPER or MIX.
+
+    A word without cased letters (digits, CJK) is LOWER; a single capital letter is CAP.
+    """
+    cased = [c for c in word if _is_upper(c) or _is_lower(c)]
+    if not cased or not any(_is_upper(c) for c in cased):
+        return LOWER
+    if _is_upper(cased[0]) and not any(_is_upper(c) for c in cased[1:]):
+        return CAP
+    if len(cased) > 1 and all(_is_upper(c) for c in cased):
+        return UPPER
+    return MIX
+
+
+def apply_case(word: str, case: str, form: str | None = None) -> str:
+    """Write a normalised word in a case class.
+
+    Args:
+        word: the normalised (lowercase) word.
+        case: LOWER, CAP, UPPER or MIX.
+        form: the cased form for MIX; ignored unless it lowercases to `word`. Without a
+            usable form, MIX falls back to CAP.
+    """
+    if case == LOWER:
+        return word
+    if case == UPPER:
+        return "".join(upper_char(c) for c in word)
+    if case == MIX and form is not None and lower_word(form) == word:
+        return form
+    for i, char in enumerate(word):
+        if upper_char(char) != char:
+            return word[:i] + upper_char(char) + word[i + 1:]
+    return word
+
+
+# ----------------------------------------------------------------------------- parsing
+
+def _is_cjk(char: str) -> bool:
+    code = ord(char)
+    return (0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0x3040 <= code <= 0x30FF
+            or 0xF900 <= code <= 0xFAFF or 0x20000 <= code <= 0x2FFFF or code == 0x3005)
+
+
+def _split_whitespace(text: str) -> list[str]:
+    """Split on whitespace and on control characters (which are never part of a word)."""
+    if not text.isprintable():
+        text = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
+    return text.split()
+
+
+def _split_cjk(token: str) -> list[str]:
+    """Cut a token into single CJK characters and the non-CJK runs between them."""
+    pieces, run = [], []
+    for char in token:
+        if _is_cjk(char):
+            if run:
+                pieces.append("".join(run))
+                run = []
+            pieces.append(char)
+        else:
+            run.append(char)
+    if run:
+        pieces.append("".join(run))
+    return pieces
+
+
+def _core_bounds(token: str, lookup: dict) -> tuple[int, int]:
+    """Index range [start, end) of the token's word core (its edges stripped of marks)."""
+    strip = lookup["strip"]
+    start, end = 0, len(token)
+    while start < end and token[start] in strip:
+        start += 1
+    while end > start and token[end - 1] in strip:
+        end -= 1
+    return start, end
+
+
+def _extend_core(token: str, start: int, end: int, inv: Inventory) -> tuple[int, int]:
+    """Take back edge characters that belong to the word: 'em, -5, students', U.S., Dr."""
+    core = token[start:end]
+    lead = token[start - 1] if start > 0 else "\0"
+    if lead in _APOSTROPHES and (core[:1].isdigit() or lower_word(core) in inv.elisions):
+        start -= 1
+    elif lead in _DIGIT_SIGNS and core[:1].isdigit():
+        start -= 1
+    trail = token[end] if end < len(token) else "\0"
+    if trail in _APOSTROPHES and core[-1:] in ("s", "S") and len(core) > 1:
+        end += 1
+    elif trail == "." and _is_abbreviation(core, inv):
+        end += 1
+    return start, end
+
+
+def _is_abbreviation(core: str, inv: Inventory) -> bool:
+    """U.S, e.g, a.m (letters separated by periods) or a listed abbreviation."""
+    if lower_word(core) in inv.abbreviations:
+        return True
+    parts = core.split(".")
+    return len(parts) > 1 and all(len(p) == 1 and p.isalpha() for p in parts)
+
+
+def _edge_marks(chars: str, lookup: dict, table: str) -> str:
+    """The mark a run of edge characters stands for: the first sentence-final one, else the
+    first mark, else NULL."""
+    names = [lookup[table][c] for c in chars if c in lookup[table]]
+    final = [n for n in names if n in lookup["final"]]
+    return (final or names or [NULL])[0]
+
+
+@dataclass
+class _Builder:
+    """Accumulates words and labels while a text is parsed."""
+
+    inv: Inventory
+    words: list = field(default_factory=list)
+    post: list = field(default_factory=list)
+    case: list = field(default_factory=list)
+    pre: list = field(default_factory=list)
+    forms: list = field(default_factory=list)
+    pending_pre: str = NULL
+
+    def add_word(self, written: str, pre: str, post: str) -> None:
+        if written.endswith(self.inv.mark_text(post)):
+            post = NULL  # "U.S." ends a sentence only implicitly: its period is the word's
+        case = case_of(written)
+        self.words.append(lower_word(written))
+        self.case.append(case)
+        self.forms.append(written if case == MIX else None)
+        self.pre.append(pre if pre != NULL else self.pending_pre)
+        self.post.append(post)
+        self.pending_pre = NULL
+
+    def add_orphan_marks(self, pre: str, post: str) -> None:
+        """Marks standing alone ("word ?", "¿ word") attach to the neighbouring word."""
+        if post != NULL and self.post:
+            current = self.post[-1]
+            final = self.inv.sentence_final
+            if current == NULL or (post in final and current not in final):
+                self.post[-1] = post
+            if self.words[-1].endswith(self.inv.mark_text(self.post[-1])):
+                self.post[-1] = current
+        if pre != NULL:
+            self.pending_pre = pre
+
+    def result(self) -> Labelled:
+        return Labelled(tuple(self.words), tuple(self.post), tuple(self.case),
+                        tuple(self.pre), tuple(self.forms))
+
+
+def _parse_piece(piece: str, builder: _Builder) -> None:
+    inv = builder.inv
+    lookup = inv._lookup
+    start, end = _core_bounds(piece, lookup)
+    pre = _edge_marks(piece[:start], lookup, "pre")
+    if start == end:
+        builder.add_orphan_marks(pre, _edge_marks(piece, lookup, "post"))
+        return
+    start, end = _extend_core(piece, start, end, inv)
+    builder.add_orphan_marks(NULL, _edge_marks(piece[:start], lookup, "post"))  # "a ,b"
+    pre = _edge_marks(piece[:start], lookup, "pre")
+    builder.add_word(piece[start:end], pre, _edge_marks(piece[end:], lookup, "post"))
+
+
+def parse(text: str, language: str | Inventory = "en") -> Labelled:
+    """Parse cased, punctuated text into normalised words and their labels.
+
+    Args:
+        text: any string; empty, whitespace-only or marks-only input gives no words.
+        language: an inventory name or an Inventory.
+
+    Returns:
+        Labelled with one entry per word; words are lowercased with marks stripped from
+        their edges (inner apostrophes, hyphens, decimal points, abbreviation periods stay).
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"parse expects str, got {type(text).__name__}")
+    inv = get_inventory(language)
+    builder = _Builder(inv)
+    for token in _split_whitespace(text):
+        pieces = _split_cjk(token) if inv.word_unit == "char" else [token]
+        for piece in pieces:
+            _parse_piece(piece, builder)
+    return builder.result()
+
+
+def normalize(text: str, language: str | Inventory = "en") -> list[str]:
+    """The model-input words of a text: lowercased, marks stripped (see `parse`)."""
+    return list(parse(text, language).words)
+
+
+# ----------------------------------------------------------------------------- rendering
+
+def _separator(previous: str, word: str, inv: Inventory) -> str:
+    """Space between words, none next to a CJK character in char-unit languages."""
+    if inv.word_unit == "word":
+        return " "
+    return "" if _is_cjk(previous[-1:]) or _is_cjk(word[:1]) else " "
+
+
+def render(
+    labelled: Labelled,
+    language: str | Inventory = "en",
+    *,
+    lexicon: dict[str, str] | None = None,
+    sentence_case: bool = False,
+) -> str:
+    """Write words and labels as text.
+
+    Args:
+        labelled: words and labels (e.g. from `parse` or a model).
+        language: an inventory name or an Inventory.
+        lexicon: lowercase word -> cased form, used for MIX words without a form.
+        sentence_case: capitalise LOWER words that start a sentence.
+
+    Returns:
+        The text; its words, lowercased, equal `labelled.words`.
+    """
+    inv = get_inventory(language)
+    parts: list[str] = []
+    sentence_start = True
+    for i, word in enumerate(labelled.words):
+        case = labelled.case[i]
+        if sentence_case and sentence_start and case == LOWER:
+            case = CAP
+        form = labelled.forms[i] or (lexicon or {}).get(word)
+        written = inv.mark_text(labelled.pre[i]) + apply_case(word, case, form)
+        post = labelled.post[i]
+        if not written.endswith(inv.mark_text(post)):  # "U.S." + PERIOD is written "U.S."
+            written += inv.mark_text(post)
+        if parts:
+            parts.append(_separator(labelled.words[i - 1], word, inv))
+        parts.append(written)
+        sentence_start = post in inv.sentence_final
+    return "".join(parts)
+
+
+def canonical(text: str, language: str | Inventory = "en") -> str:
+    """The normal form of a text: ``render(parse(text))``."""
+    return render(parse(text, language), language)
+
+
+def sentence_spans(labelled: Labelled, language: str | Inventory = "en") -> list[range]:
+    """Word index ranges of the sentences (a sentence ends at a sentence-final mark)."""
+    final = get_inventory(language).sentence_final
+    spans, start = [], 0
+    for i, post in enumerate(labelled.post):
+        if post in final:
+            spans.append(range(start, i + 1))
+            start = i + 1
+    if start < len(labelled.post):
+        spans.append(range(start, len(labelled.post)))
+    return spans
+
+
+# ----------------------------------------------------------------------------- lexicon
+
+def build_casing_lexicon(
+    texts: Iterable[str],
+    language: str | Inventory = "en",
+    min_count: int = 2,
+) -> dict[str, str]:
+    """Learn the MIX-case forms of words (iPhone, McDonald's) from cased text.
+
+    A word enters the lexicon when its most frequent written form is MIX and occurs at
+    least `min_count` times.
+
+    Returns:
+        lowercase word -> most frequent cased form.
+    """
+    forms: dict[str, Counter] = {}
+    for text in texts:
+        labelled = parse(text, language)
+        for word, form, case in zip(labelled.words, labelled.forms, labelled.case):
+            if case == MIX:
+                forms.setdefault(word, Counter())[form] += 1
+            elif word in forms:
+                forms[word][case] += 1
+    lexicon = {}
+    for word, counts in forms.items():
+        best, n = counts.most_common(1)[0]
+        if n >= min_count and best not in CASES:
+            lexicon[word] = best
+    return lexicon
+
+
+def strip_labels(labelled: Labelled) -> Labelled:
+    """The same words with every label set to null/LOWER (what an ASR engine emits)."""
+    n = len(labelled)
+    return Labelled(labelled.words, (NULL,) * n, (LOWER,) * n)
+
+
+def labels_from_sequences(
+    words: Sequence[str], post: Sequence[str], case: Sequence[str] | None = None
+) -> Labelled:
+    """Build a Labelled from plain sequences (case defaults to LOWER)."""
+    case = case if case is not None else [LOWER] * len(words)
+    return Labelled(tuple(words), tuple(post), tuple(case))

@@ -1,0 +1,240 @@
+"""Label scheme, normalisation and the render/parse round trip."""
+
+import json
+import unicodedata
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from punctum import text
+from punctum.text import (
+    CAP,
+    LOWER,
+    MIX,
+    NULL,
+    UPPER,
+    Inventory,
+    Labelled,
+    Mark,
+    apply_case,
+    build_casing_lexicon,
+    canonical,
+    case_of,
+    get_inventory,
+    normalize,
+    parse,
+    render,
+    sentence_spans,
+)
+
+ADVERSARIAL = [
+    "",
+    "   \t\n ",
+    "... ?! ,,, -- “” ()",
+    "I love it 😀! 👨‍👩‍👧 family, ok?",
+    "東京は大きい。 We went there?",
+    "שלום, עולם. مرحبا، كيف حالك؟",
+    "cafe\u0301, nai\u0308ve? Zoe\u0308!",
+    "ctrl\x00chars\x07 here\x1b, ok.",
+    "a" * 10_000 + ". " + "B" * 10_000 + "?",
+    ". starts with a mark",
+    "U.S. . e.g., etc.. Dr.?",
+    "'quoted' \"double\" (bracketed) [x] {y}",
+    "--- – — ― ‐",
+    "¿ ¡ orphan pre marks",
+    "\u200b\u200d zero width",
+]
+
+
+def _word_chars(s: str, inv: Inventory) -> str:
+    """Characters that belong to words: not whitespace, not control, not strippable marks."""
+    strip = inv._lookup["strip"]
+    kept = [c for c in s if not c.isspace() and c not in strip]
+    return text.lower_word("".join(c for c in kept if unicodedata.category(c) != "Cc"))
+
+
+# ----------------------------------------------------------------------------- exact cases
+
+@pytest.mark.parametrize(
+    "source, expected_words, expected_post",
+    [
+        ("Hello, world.", ["hello", "world"], ["COMMA", "PERIOD"]),
+        ("I don't know; rock'n'roll!", ["i", "don't", "know", "rock'n'roll"],
+         ["O", "O", "PERIOD", "EXCLAMATION"]),
+        ("It costs 3.5 dollars, or 1,000 cents.", ["it", "costs", "3.5", "dollars", "or",
+         "1,000", "cents"], ["O", "O", "O", "COMMA", "O", "O", "PERIOD"]),
+        ("Meet at 10:30, ok?", ["meet", "at", "10:30", "ok"], ["O", "O", "COMMA", "QUESTION"]),
+        ("Mail me@example.com. See https://x.org/a?b", ["mail", "me@example.com", "see",
+         "https://x.org/a?b"], ["O", "PERIOD", "O", "O"]),
+        ("The U.S., e.g. Dr. Who.", ["the", "u.s.", "e.g.", "dr.", "who"],
+         ["O", "COMMA", "O", "O", "PERIOD"]),
+        ("A well-known 'em and '90s.", ["a", "well-known", "'em", "and", "'90s"],
+         ["O", "O", "O", "O", "PERIOD"]),
+        ("He said: \"Why?\" (Really!)", ["he", "said", "why", "really"],
+         ["O", "COMMA", "QUESTION", "EXCLAMATION"]),
+        ("wait -- what ?", ["wait", "what"], ["COMMA", "QUESTION"]),
+        ("so... yes?!", ["so", "yes"], ["PERIOD", "QUESTION"]),
+        ("It is -5 degrees", ["it", "is", "-5", "degrees"], ["O", "O", "O", "O"]),
+        ("The students' books.", ["the", "students'", "books"], ["O", "O", "PERIOD"]),
+    ],
+)
+def test_parse_exact(source, expected_words, expected_post):
+    labelled = parse(source)
+    assert list(labelled.words) == expected_words
+    assert list(labelled.post) == expected_post
+
+
+@pytest.mark.parametrize(
+    "word, case",
+    [("hello", LOWER), ("Hello", CAP), ("HELLO", UPPER), ("iPhone", MIX), ("McDonald's", MIX),
+     ("I", CAP), ("A", CAP), ("U.S.", UPPER), ("42", LOWER), ("東京", LOWER), ("eBay", MIX),
+     ("NASA's", MIX), ("Ölfass", CAP), ("ÉCOLE", UPPER)],
+)
+def test_case_of(word, case):
+    assert case_of(word) == case
+
+
+def test_apply_case_keeps_letters_that_do_not_round_trip():
+    assert apply_case("straße", UPPER) == "STRAßE"  # "ß".upper() is "SS": kept as is
+    assert apply_case("hello", CAP) == "Hello"
+    assert apply_case("'em", CAP) == "'Em"
+    assert apply_case("iphone", MIX, "iPhone") == "iPhone"
+    assert apply_case("iphone", MIX, "Android") == "Iphone"  # unusable form -> CAP
+    assert apply_case("iphone", MIX) == "Iphone"
+
+
+def test_mix_case_round_trip_and_lexicon():
+    labelled = parse("My iPhone from McDonald's.")
+    assert labelled.case == (CAP, MIX, LOWER, MIX)
+    assert render(labelled) == "My iPhone from McDonald's."
+    lexicon = build_casing_lexicon(["an iPhone", "the iPhone", "IPHONE", "eBay once"])
+    assert lexicon == {"iphone": "iPhone"}
+    stripped = Labelled(("my", "iphone"), (NULL, "PERIOD"), (CAP, MIX))
+    assert render(stripped, lexicon=lexicon) == "My iPhone."
+
+
+def test_sentence_case_and_spans():
+    labelled = Labelled(("so", "what", "i", "think"), ("COMMA", "QUESTION", NULL, "PERIOD"),
+                        (LOWER, LOWER, CAP, LOWER))
+    assert render(labelled) == "so, what? I think."
+    assert render(labelled, sentence_case=True) == "So, what? I think."
+    assert [list(r) for r in sentence_spans(labelled)] == [[0, 1], [2, 3]]
+
+
+def test_abbreviation_period_is_not_doubled():
+    labelled = Labelled(("in", "the", "u.s."), (NULL, NULL, "PERIOD"), (CAP, LOWER, UPPER))
+    assert render(labelled) == "In the U.S."
+    assert canonical("In the U.S..") == "In the U.S."
+
+
+def test_spanish_pre_marks():
+    labelled = parse("¿Qué tal? ¡Muy bien!", "es")
+    assert labelled.pre == ("INV_QUESTION", NULL, "INV_EXCLAMATION", NULL)
+    assert labelled.post == (NULL, "QUESTION", NULL, "EXCLAMATION")
+    assert render(labelled, "es") == "¿Qué tal? ¡Muy bien!"
+
+
+def test_char_unit_languages():
+    labelled = parse("你好，世界。我用iPhone手机？", "zh")
+    assert labelled.words == ("你", "好", "世", "界", "我", "用", "iphone", "手", "机")
+    assert render(labelled, "zh") == "你好，世界。我用iPhone手机？"
+    assert canonical("東京、大阪。", "ja") == "東京、大阪。"
+
+
+def test_arabic_marks():
+    labelled = parse("مرحبا، كيف حالك؟", "ar")
+    assert labelled.post == ("COMMA", NULL, "QUESTION")
+
+
+def test_inventory_is_data():
+    custom = Inventory(
+        language="xx",
+        post_marks=(Mark("COMMA", ","), Mark("STOP", "|", True)),
+        pre_marks=(Mark("OPEN", "<"),),
+    )
+    assert custom.post_labels == (NULL, "COMMA", "STOP")
+    labelled = parse("<hello, world|", custom)
+    assert labelled.pre[0] == "OPEN" and labelled.post == ("COMMA", "STOP")
+    rebuilt = Inventory.from_dict(json.loads(json.dumps(custom.to_dict())))
+    assert rebuilt == custom
+    for inv in text.INVENTORIES.values():
+        assert Inventory.from_dict(inv.to_dict()) == inv
+
+
+def test_inventory_validation():
+    with pytest.raises(ValueError, match="word_unit"):
+        Inventory("xx", (Mark("A", ","),), word_unit="syllable")
+    with pytest.raises(ValueError, match="unique"):
+        Inventory("xx", (Mark("A", ","), Mark("A", ".")))
+    with pytest.raises(ValueError, match="unknown language"):
+        get_inventory("klingon")
+    with pytest.raises(ValueError, match="unknown inventory keys"):
+        Inventory.from_dict({"language": "xx", "colour": 1})
+    with pytest.raises(TypeError):
+        parse(b"bytes")
+
+
+def test_labelled_checks_lengths():
+    with pytest.raises(ValueError, match="entries"):
+        Labelled(("a", "b"), (NULL,), (LOWER, LOWER))
+
+
+def test_empty_inputs():
+    for source in ["", "   ", "\n\t", "?!.,", "“”()"]:
+        assert parse(source).words == ()
+        assert canonical(source) == ""
+        assert normalize(source) == []
+
+
+# ----------------------------------------------------------------------------- properties
+
+@pytest.mark.parametrize("source", ADVERSARIAL)
+@pytest.mark.parametrize("language", ["en", "es", "zh", "ar"])
+def test_adversarial_round_trip(source, language):
+    _check_round_trip(source, language)
+
+
+def _check_round_trip(source: str, language: str) -> None:
+    inv = get_inventory(language)
+    once = parse(source, language)
+    rendered = render(once, language)
+    assert parse(rendered, language) == once
+    assert canonical(rendered, language) == rendered
+    assert _word_chars(source, inv) == _word_chars("".join(once.words), inv)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=80), st.sampled_from(["en", "es", "zh"]))
+def test_random_text_round_trip(source, language):
+    _check_round_trip(source, language)
+
+
+_PIECES = st.sampled_from(
+    list("abcxyzABCXYZ0123456789éßİ東京😀") + ["'", "-", ".", ",", "?", "!", "\"", "(", "¿",
+                                                " ", "  ", "\t", "U.S.", "e.g.", "'em"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=40).map("".join))
+def test_punctuation_heavy_round_trip(source):
+    _check_round_trip(source, "en")
+
+
+_WORDS = st.from_regex(r"[a-zà-ÿ0-9]+([-'][a-z0-9]+)?", fullmatch=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_WORDS, st.sampled_from(get_inventory("en").post_labels),
+                          st.sampled_from([LOWER, CAP, UPPER])), max_size=30))
+def test_labels_survive_render_then_parse(items):
+    words = tuple(w for w, _, _ in items)
+    post = tuple(p for _, p, _ in items)
+    cases = tuple(c for _, _, c in items)
+    labelled = Labelled(words, post, cases)
+    back = parse(render(labelled))
+    assert back.words == words
+    assert back.post == post
+    expected_case = tuple(case_of(apply_case(w, c)) for w, c in zip(words, cases))
+    assert back.case == expected_case
