@@ -63,7 +63,9 @@ class Inventory:
             implicitly).
         pre_marks: marks written before a word (Spanish ¿ ¡).
         word_unit: "word" (space-separated) or "char" (each Han/kana character is a word).
-        abbreviations: lowercase words whose trailing period belongs to the word ("dr").
+        abbreviations: lowercase words whose trailing period is part of their spelling, not a
+            sentence mark ("dr" in "Dr."). Letters separated by periods (U.S., e.g., a.m.)
+            are always abbreviations.
         elisions: lowercase words that keep a leading apostrophe ("em" in 'em).
         extra_strip: further characters stripped from word edges in this language.
     """
@@ -164,9 +166,10 @@ def _build_lookup(inv: Inventory) -> dict:
     return {"post": post, "pre": pre, "strip": frozenset(strip), "text": text, "final": final}
 
 
+# Only words that practically never end a sentence: the period of "etc." or "St." often
+# doubles as a full stop, and reading it as part of the word would hide that mark.
 _EN_ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof st jr sr vs etc inc ltd corp dept approx esp fig gen gov lt col sgt "
-    "capt rev hon messrs mt ft vol".split()
+    "mr mrs ms dr prof vs approx dept esp gen gov lt col sgt capt rev hon messrs".split()
 )
 
 INVENTORIES: dict[str, Inventory] = {
@@ -190,7 +193,7 @@ INVENTORIES: dict[str, Inventory] = {
             Mark("EXCLAMATION", "!", True),
         ),
         pre_marks=(Mark("INV_QUESTION", "¿"), Mark("INV_EXCLAMATION", "¡")),
-        abbreviations=frozenset("sr sra srta dr dra etc ud uds".split()),
+        abbreviations=frozenset("sr sra srta dr dra ud uds".split()),
     ),
     "zh": Inventory(
         language="zh",
@@ -243,6 +246,8 @@ class Labelled:
         case: case label per word.
         pre: pre-mark label per word.
         forms: the exact cased form of MIX words (None for other words).
+        abbreviated: whether the word is written with an abbreviation period (U.S., Dr.);
+            the period is not part of `words` and not a mark.
     """
 
     words: tuple[str, ...]
@@ -250,6 +255,7 @@ class Labelled:
     case: tuple[str, ...]
     pre: tuple[str, ...] = ()
     forms: tuple[str | None, ...] = ()
+    abbreviated: tuple[bool, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.words)
@@ -257,7 +263,10 @@ class Labelled:
             object.__setattr__(self, "pre", (NULL,) * n)
         if not self.forms:
             object.__setattr__(self, "forms", (None,) * n)
-        lengths = {len(self.post), len(self.case), len(self.pre), len(self.forms)}
+        if not self.abbreviated:
+            object.__setattr__(self, "abbreviated", (False,) * n)
+        lengths = {len(self.post), len(self.case), len(self.pre), len(self.forms),
+                   len(self.abbreviated)}
         if lengths != {n}:
             raise ValueError(f"label fields must all have {n} entries, got lengths {lengths}")
 
@@ -376,7 +385,7 @@ def _core_bounds(token: str, lookup: dict) -> tuple[int, int]:
 
 
 def _extend_core(token: str, start: int, end: int, inv: Inventory) -> tuple[int, int]:
-    """Take back edge characters that belong to the word: 'em, -5, students', U.S., Dr."""
+    """Take back edge characters that belong to the word: 'em, -5, students'."""
     core = token[start:end]
     lead = token[start - 1] if start > 0 else "\0"
     if lead in _APOSTROPHES and (core[:1].isdigit() or lower_word(core) in inv.elisions):
@@ -385,8 +394,6 @@ def _extend_core(token: str, start: int, end: int, inv: Inventory) -> tuple[int,
         start -= 1
     trail = token[end] if end < len(token) else "\0"
     if trail in _APOSTROPHES and core[-1:] in ("s", "S") and len(core) > 1:
-        end += 1
-    elif trail == "." and _is_abbreviation(core, inv):
         end += 1
     return start, end
 
@@ -417,17 +424,19 @@ class _Builder:
     case: list = field(default_factory=list)
     pre: list = field(default_factory=list)
     forms: list = field(default_factory=list)
+    abbreviated: list = field(default_factory=list)
     pending_pre: str = NULL
 
-    def add_word(self, written: str, pre: str, post: str) -> None:
-        if written.endswith(self.inv.mark_text(post)):
-            post = NULL  # "U.S." ends a sentence only implicitly: its period is the word's
+    def add_word(self, written: str, pre: str, post: str, abbreviated: bool = False) -> None:
+        if abbreviated and self.inv.mark_text(post) == ".":
+            post = NULL  # "U.S.." is written "U.S.": its period cannot show a full stop
         case = case_of(written)
         self.words.append(lower_word(written))
         self.case.append(case)
         self.forms.append(written if case == MIX else None)
         self.pre.append(pre if pre != NULL else self.pending_pre)
         self.post.append(post)
+        self.abbreviated.append(abbreviated)
         self.pending_pre = NULL
 
     def add_orphan_marks(self, pre: str, post: str) -> None:
@@ -437,14 +446,14 @@ class _Builder:
             final = self.inv.sentence_final
             if current == NULL or (post in final and current not in final):
                 self.post[-1] = post
-            if self.words[-1].endswith(self.inv.mark_text(self.post[-1])):
+            if self.abbreviated[-1] and self.inv.mark_text(self.post[-1]) == ".":
                 self.post[-1] = current
         if pre != NULL:
             self.pending_pre = pre
 
     def result(self) -> Labelled:
         return Labelled(tuple(self.words), tuple(self.post), tuple(self.case),
-                        tuple(self.pre), tuple(self.forms))
+                        tuple(self.pre), tuple(self.forms), tuple(self.abbreviated))
 
 
 def _parse_piece(piece: str, builder: _Builder) -> None:
@@ -458,7 +467,9 @@ def _parse_piece(piece: str, builder: _Builder) -> None:
     start, end = _extend_core(piece, start, end, inv)
     builder.add_orphan_marks(NULL, _edge_marks(piece[:start], lookup, "post"))  # "a ,b"
     pre = _edge_marks(piece[:start], lookup, "pre")
-    builder.add_word(piece[start:end], pre, _edge_marks(piece[end:], lookup, "post"))
+    abbreviated = piece[end:end + 1] == "." and _is_abbreviation(piece[start:end], inv)
+    post = _edge_marks(piece[end + abbreviated:], lookup, "post")
+    builder.add_word(piece[start:end], pre, post, abbreviated)
 
 
 def parse(text: str, language: str | Inventory = "en") -> Labelled:
@@ -470,7 +481,8 @@ def parse(text: str, language: str | Inventory = "en") -> Labelled:
 
     Returns:
         Labelled with one entry per word; words are lowercased with marks stripped from
-        their edges (inner apostrophes, hyphens, decimal points, abbreviation periods stay).
+        their edges (inner apostrophes, hyphens and decimal points stay; the final period of
+        an abbreviation is recorded in `abbreviated`, not as a mark).
     """
     if not isinstance(text, str):
         raise TypeError(f"parse expects str, got {type(text).__name__}")
@@ -525,8 +537,10 @@ def render(
         form = labelled.forms[i] or (lexicon or {}).get(word)
         written = inv.mark_text(labelled.pre[i]) + apply_case(word, case, form)
         post = labelled.post[i]
-        if not written.endswith(inv.mark_text(post)):  # "U.S." + PERIOD is written "U.S."
-            written += inv.mark_text(post)
+        if labelled.abbreviated[i]:
+            written += "."
+        if not (labelled.abbreviated[i] and inv.mark_text(post) == "."):
+            written += inv.mark_text(post)  # "U.S." + PERIOD is written "U.S."
         if parts:
             parts.append(_separator(labelled.words[i - 1], word, inv))
         parts.append(written)

@@ -67,8 +67,10 @@ def _word_chars(s: str, inv: Inventory) -> str:
         ("Meet at 10:30, ok?", ["meet", "at", "10:30", "ok"], ["O", "O", "COMMA", "QUESTION"]),
         ("Mail me@example.com. See https://x.org/a?b", ["mail", "me@example.com", "see",
          "https://x.org/a?b"], ["O", "PERIOD", "O", "O"]),
-        ("The U.S., e.g. Dr. Who.", ["the", "u.s.", "e.g.", "dr.", "who"],
+        ("The U.S., e.g. Dr. Who.", ["the", "u.s", "e.g", "dr", "who"],
          ["O", "COMMA", "O", "O", "PERIOD"]),
+        ("Apples, etc. And St. Louis.", ["apples", "etc", "and", "st", "louis"],
+         ["COMMA", "PERIOD", "O", "PERIOD", "PERIOD"]),
         ("A well-known 'em and '90s.", ["a", "well-known", "'em", "and", "'90s"],
          ["O", "O", "O", "O", "PERIOD"]),
         ("He said: \"Why?\" (Really!)", ["he", "said", "why", "really"],
@@ -122,10 +124,20 @@ def test_sentence_case_and_spans():
     assert [list(r) for r in sentence_spans(labelled)] == [[0, 1], [2, 3]]
 
 
-def test_abbreviation_period_is_not_doubled():
-    labelled = Labelled(("in", "the", "u.s."), (NULL, NULL, "PERIOD"), (CAP, LOWER, UPPER))
-    assert render(labelled) == "In the U.S."
+def test_abbreviation_periods_are_part_of_the_word():
+    labelled = parse("In the U.S., Dr. Smith arrived at 10 a.m. today")
+    assert labelled.words == ("in", "the", "u.s", "dr", "smith", "arrived", "at", "10", "a.m",
+                              "today")
+    assert labelled.abbreviated == (False, False, True, True, False, False, False, False, True,
+                                    False)
+    assert labelled.post[2:5] == ("COMMA", NULL, NULL)
+    assert render(labelled) == "In the U.S., Dr. Smith arrived at 10 a.m. today"
+    final = Labelled(("in", "the", "u.s"), (NULL, NULL, "PERIOD"), (CAP, LOWER, UPPER),
+                     abbreviated=(False, False, True))
+    assert render(final) == "In the U.S."  # one period, not two
     assert canonical("In the U.S..") == "In the U.S."
+    # An unabbreviated word keeps its words when a model adds a period after it.
+    assert normalize(render(Labelled(("dr",), ("PERIOD",), (CAP,)))) == ["dr"]
 
 
 def test_spanish_pre_marks():

@@ -1,0 +1,338 @@
+"""Score a punctuated hypothesis file against a reference file (`punctum eval`).
+
+    punctum eval --ref ../shared/data/iwslt2011/test2011 --format che --hyp out.txt --hyp-format text
+
+Files are read with `punctum.corpora` and parsed with `punctum.text`; scores come from
+`punctum.metrics`. When the hypothesis has the reference's words, labels are compared word by
+word (for Che references, token by token, as in the IWSLT2011 papers); otherwise the words are
+aligned first and WER/CER are reported too. docs/EVALUATION.md states every convention.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from punctum import metrics
+from punctum.corpora import (
+    CHE_LABEL_MAP,
+    CHE_LABELS,
+    CheDocument,
+    iter_lines,
+    iter_tsv,
+    iter_xml_segments,
+    read_che,
+)
+from punctum.text import CASES, LOWER, NULL, Inventory, Labelled, get_inventory, parse
+
+FORMATS = ("che", "text", "tsv", "xml")
+
+
+@dataclass(frozen=True)
+class ScoredFile:
+    """A reference or hypothesis file as words, labels and utterance boundaries.
+
+    Attributes:
+        labelled: all words of the file in order, with labels.
+        is_final: (n_words,) bool, True at the last word of each line/row/segment.
+        has_case: whether the file carries casing (Che files do not).
+        che: the token-level document for Che files.
+    """
+
+    labelled: Labelled
+    is_final: np.ndarray
+    has_case: bool
+    che: CheDocument | None = None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything `punctum eval` reports."""
+
+    punct: metrics.ClassScores
+    case: metrics.ClassScores | None = None
+    alignment: metrics.Alignment | None = None
+    cer: float | None = None
+    mid_final: metrics.MidFinalScores | None = None
+    bootstrap: metrics.BootstrapResult | None = None
+    counts: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """JSON-ready scores (fractions in [0, 1])."""
+        out = {"punctuation": self.punct.to_dict(), "counts": self.counts}
+        if self.case is not None:
+            out["casing"] = self.case.to_dict()
+        if self.alignment is not None:
+            a = self.alignment
+            out["wer"] = a.wer
+            out["cer"] = self.cer
+            out["alignment"] = {"match": a.n_match, "substitutions": a.n_sub,
+                                "deletions": a.n_del, "insertions": a.n_ins}
+        if self.mid_final is not None:
+            out["mid_final"] = {"mid": self.mid_final.mid.to_dict(),
+                                "final": self.mid_final.final.to_dict(),
+                                "weighted_f1": self.mid_final.weighted_f1}
+        if self.bootstrap is not None:
+            out["bootstrap"] = _bootstrap_dict(self.bootstrap)
+        return out
+
+    def format(self) -> str:
+        """Plain-text tables in the papers' layout (P/R/F1 x 100)."""
+        parts = [metrics.format_table(self.punct, "Punctuation")]
+        if self.case is not None:
+            parts.append(metrics.format_table(self.case, "Casing"))
+        if self.alignment is not None:
+            a = self.alignment
+            parts.append(f"WER {a.wer * 100:.2f}  CER {self.cer * 100:.2f}  (sub {a.n_sub}, "
+                         f"del {a.n_del}, ins {a.n_ins}, match {a.n_match})")
+        if self.mid_final is not None:
+            parts.append(metrics.format_table(self.mid_final.mid, "Mid-utterance"))
+            parts.append(metrics.format_table(self.mid_final.final, "Utterance-final"))
+            parts.append(f"Weighted F1 {self.mid_final.weighted_f1 * 100:.1f}")
+        if self.bootstrap is not None:
+            parts.append(_format_bootstrap(self.bootstrap))
+        return "\n\n".join(parts)
+
+
+def _bootstrap_dict(result: metrics.BootstrapResult) -> dict:
+    return {"f1_hyp": result.f1_a, "f1_compare": result.f1_b, "ci_hyp": list(result.ci_a),
+            "ci_compare": list(result.ci_b), "delta": result.delta,
+            "p_value": result.p_value, "n_samples": result.n_samples,
+            "n_units": result.n_units}
+
+
+def _format_bootstrap(result: metrics.BootstrapResult) -> str:
+    return (f"Paired bootstrap ({result.n_samples} samples over {result.n_units} sentences):\n"
+            f"  hyp     F1 {result.f1_a * 100:.1f}  CI [{result.ci_a[0] * 100:.1f}, "
+            f"{result.ci_a[1] * 100:.1f}]\n"
+            f"  compare F1 {result.f1_b * 100:.1f}  CI [{result.ci_b[0] * 100:.1f}, "
+            f"{result.ci_b[1] * 100:.1f}]\n"
+            f"  delta {result.delta * 100:+.1f}, p(compare not better) = {result.p_value:.4f}")
+
+
+# ----------------------------------------------------------------------------- loading
+
+def detect_format(path: str | Path) -> str:
+    """Guess a file's format from its name and first line."""
+    name = Path(path).name.lower().removesuffix(".gz")
+    if name.endswith(".xml"):
+        return "xml"
+    if name.endswith(".tsv"):
+        return "tsv"
+    first = next(iter_lines(path), "")
+    fields = first.split("\t")
+    if len(fields) == 2 and fields[1] in CHE_LABELS:
+        return "che"
+    return "text"
+
+
+def load_scored(path: str | Path, fmt: str = "auto", language: str | Inventory = "en",
+                text_column: str = "text") -> ScoredFile:
+    """Read a file in one of FORMATS (or "auto") into words, labels and utterance ends."""
+    fmt = detect_format(path) if fmt == "auto" else fmt
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if fmt == "che":
+        che = read_che(path)
+        labelled = che.labelled()
+        is_final = np.zeros(len(labelled), dtype=bool)
+        return ScoredFile(labelled, is_final, has_case=False, che=che)
+    if fmt == "tsv":
+        units = [u.text for u in iter_tsv(path, text_column=text_column)]
+    elif fmt == "xml":
+        units = list(iter_xml_segments(path))
+    else:
+        units = list(iter_lines(path))
+    return _join_units([parse(u, language) for u in units])
+
+
+def load_tsv_by_id(path: str | Path, ids: list[str], language: str | Inventory = "en",
+                   text_column: str = "text") -> ScoredFile:
+    """A hypothesis TSV ordered by the reference's utterance ids (missing ids are empty)."""
+    by_id = {u.id: u.text for u in iter_tsv(path, text_column=text_column)}
+    return _join_units([parse(by_id.get(i, ""), language) for i in ids])
+
+
+def _join_units(units: list[Labelled]) -> ScoredFile:
+    fields = ([], [], [], [], [])
+    is_final: list[bool] = []
+    for unit in units:
+        for store, values in zip(fields, (unit.words, unit.post, unit.case, unit.pre,
+                                          unit.forms)):
+            store.extend(values)
+        is_final.extend([False] * (len(unit) - 1) + [True] if len(unit) else [])
+    labelled = Labelled(*(tuple(f) for f in fields))
+    return ScoredFile(labelled, np.asarray(is_final, dtype=bool), has_case=True)
+
+
+# ----------------------------------------------------------------------------- scoring
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """Options of `punctum eval`.
+
+    Args:
+        ref_format, hyp_format: one of FORMATS or "auto".
+        language: inventory name.
+        mid_final: also score mid-utterance and utterance-final positions separately.
+        bootstrap_samples: resamples for --compare.
+        seed: bootstrap seed.
+        text_column: TSV column holding the text.
+    """
+
+    ref_format: str = "auto"
+    hyp_format: str = "auto"
+    language: str = "en"
+    mid_final: bool = False
+    bootstrap_samples: int = 1000
+    seed: int = 0
+    text_column: str = "text"
+
+    def __post_init__(self) -> None:
+        for name in ("ref_format", "hyp_format"):
+            value = getattr(self, name)
+            if value not in FORMATS + ("auto",):
+                raise ValueError(f"{name} must be one of {FORMATS + ('auto',)}, got {value!r}")
+        if self.bootstrap_samples < 1:
+            raise ValueError(f"bootstrap_samples must be >= 1, got {self.bootstrap_samples}")
+
+
+def evaluate_files(ref_path: str | Path, hyp_path: str | Path, options: EvalOptions,
+                   compare_path: str | Path | None = None) -> Evaluation:
+    """Score `hyp_path` (and optionally `compare_path`) against `ref_path`."""
+    inventory = get_inventory(options.language)
+    ref = load_scored(ref_path, options.ref_format, inventory, options.text_column)
+    hyp = _load_hyp(ref_path, hyp_path, ref, options, inventory)
+    evaluation = score(ref, hyp, inventory, options.mid_final)
+    if compare_path is None:
+        return evaluation
+    other = _load_hyp(ref_path, compare_path, ref, options, inventory)
+    result = compare(ref, hyp, other, inventory, options.bootstrap_samples, options.seed)
+    return Evaluation(**{**evaluation.__dict__, "bootstrap": result})
+
+
+def _load_hyp(ref_path, hyp_path, ref: ScoredFile, options: EvalOptions,
+              inventory: Inventory) -> ScoredFile:
+    ref_format = detect_format(ref_path) if options.ref_format == "auto" else options.ref_format
+    hyp_format = detect_format(hyp_path) if options.hyp_format == "auto" else options.hyp_format
+    if ref_format == "tsv" and hyp_format == "tsv":
+        ids = [u.id for u in iter_tsv(ref_path, text_column=options.text_column)]
+        return load_tsv_by_id(hyp_path, ids, inventory, options.text_column)
+    return load_scored(hyp_path, hyp_format, inventory, options.text_column)
+
+
+def _punct_sequences(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory):
+    """Label inventory plus reference and hypothesis label sequences at the same positions,
+    or None when the words differ (alignment needed)."""
+    if ref.che is not None:
+        labels = CHE_LABELS
+        if hyp.che is not None and hyp.che.tokens == ref.che.tokens:
+            return labels, ref.che.labels, _map_che(hyp.che.labels)
+        if hyp.labelled.words == ref.labelled.words:
+            return labels, ref.che.labels, _map_che(ref.che.expand(hyp.labelled.post))
+        return None
+    if hyp.labelled.words == ref.labelled.words:
+        return inventory.post_labels, ref.labelled.post, hyp.labelled.post
+    return None
+
+
+def _map_che(labels) -> tuple[str, ...]:
+    return tuple(CHE_LABEL_MAP.get(label, label) for label in labels)
+
+
+def _labels_for(ref: ScoredFile, inventory: Inventory) -> tuple[str, ...]:
+    return CHE_LABELS if ref.che is not None else inventory.post_labels
+
+
+def score(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory,
+          mid_final: bool = False) -> Evaluation:
+    """Punctuation and casing scores of one hypothesis, aligning words when they differ."""
+    counts = {"ref_words": len(ref.labelled), "hyp_words": len(hyp.labelled)}
+    same = _punct_sequences(ref, hyp, inventory)
+    if same is not None:
+        labels, ref_post, hyp_post = same
+        punct = metrics.score_labels(ref_post, hyp_post, labels, NULL)
+        case = _case_direct(ref, hyp)
+        split = _mid_final(ref_post, hyp_post, ref, labels) if mid_final and not ref.che else None
+        return Evaluation(punct, case, mid_final=split, counts=counts)
+    return _score_aligned(ref, hyp, inventory, mid_final, counts)
+
+
+def _case_direct(ref: ScoredFile, hyp: ScoredFile) -> metrics.ClassScores | None:
+    if not (ref.has_case and hyp.has_case):
+        return None
+    return metrics.score_labels(ref.labelled.case, hyp.labelled.case, CASES, LOWER)
+
+
+def _mid_final(ref_post, hyp_post, ref: ScoredFile, labels) -> metrics.MidFinalScores:
+    return metrics.score_mid_final(ref_post, hyp_post, ref.is_final, labels, NULL)
+
+
+def _score_aligned(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory, mid_final: bool,
+                   counts: dict) -> Evaluation:
+    labels = _labels_for(ref, inventory)
+    hyp_post = _map_che(hyp.labelled.post) if ref.che is not None else hyp.labelled.post
+    alignment = metrics.align_words(ref.labelled.words, hyp.labelled.words)
+    ref_seq, hyp_seq = metrics.project_labels(alignment, ref.labelled.post, hyp_post, NULL)
+    punct = metrics.score_labels(ref_seq, hyp_seq, labels, NULL)
+    case = None
+    if ref.has_case and hyp.has_case:
+        ref_case, hyp_case = metrics.project_labels(alignment, ref.labelled.case,
+                                                    hyp.labelled.case, LOWER)
+        case = metrics.score_labels(ref_case, hyp_case, CASES, LOWER)
+    split = None
+    if mid_final and ref.che is None:
+        final = np.append(ref.is_final, False)[alignment.ref_index]  # inserted words: mid
+        split = metrics.score_mid_final(ref_seq, hyp_seq, final, labels, NULL)
+    cer = metrics.char_error_rate(ref.labelled.words, hyp.labelled.words)
+    return Evaluation(punct, case, alignment, cer, split, counts=counts)
+
+
+def compare(ref: ScoredFile, hyp_a: ScoredFile, hyp_b: ScoredFile, inventory: Inventory,
+            n_samples: int = 1000, seed: int = 0) -> metrics.BootstrapResult:
+    """Paired bootstrap of overall punctuation F1 (hyp_b against hyp_a) over sentences."""
+    labels = _labels_for(ref, inventory)
+    ref_post = ref.che.labels if ref.che is not None else ref.labelled.post
+    final = inventory.sentence_final & set(labels)
+    units = metrics.sentence_units(ref_post, final)
+    seq_a, seq_b = _punct_sequences(ref, hyp_a, inventory), _punct_sequences(ref, hyp_b,
+                                                                           inventory)
+    if seq_a is None or seq_b is None:
+        raise ValueError("--compare needs both hypotheses to have the reference's words "
+                         "(aligned comparison of ASR output is not supported yet)")
+    return metrics.paired_bootstrap(ref_post, seq_a[2], seq_b[2], labels, NULL, units,
+                                    n_samples=n_samples, seed=seed)
+
+
+def write_json(evaluation: Evaluation, path: str | Path | None = None) -> str:
+    """The evaluation as JSON text (also written to `path` when given)."""
+    text = json.dumps(evaluation.to_dict(), indent=2)
+    if path:
+        Path(path).write_text(text + "\n", encoding="utf-8")
+    return text
+
+
+def plot_confusion(scores: metrics.ClassScores, path: str | Path) -> None:
+    """Save the confusion matrix as a PNG (needs matplotlib: pip install 'punctum[plot]')."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError("--plot needs matplotlib: pip install 'punctum[plot]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(5, 4.5))
+    confusion = scores.confusion
+    axis.imshow(np.log1p(confusion), cmap="Blues")
+    axis.set_xticks(range(len(scores.labels)), scores.labels, rotation=45, ha="right")
+    axis.set_yticks(range(len(scores.labels)), scores.labels)
+    axis.set_xlabel("hypothesis")
+    axis.set_ylabel("reference")
+    for (row, col), value in np.ndenumerate(confusion):
+        axis.text(col, row, str(value), ha="center", va="center", fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)

@@ -1,0 +1,198 @@
+"""Training data: corpora encoded once into flat subword arrays, then sampled as windows.
+
+Documents stream from .gz files through `text.parse` and the tokenizer in chunks, so the
+10M-word corpus never sits in Python lists: it becomes an `EncodedCorpus` of numpy arrays
+(about 4 bytes per subword) cached on disk. Training windows of up to `max_subwords`
+subwords start at random words (not only at sentence starts, so that models do not learn
+that a window starts a sentence) and end at a word boundary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from punctum.corpora import iter_documents, read_che
+from punctum.text import CASES, Inventory, Labelled, get_inventory
+from punctum.tokenizer import SubwordTokenizer
+from punctum.train.noise import NoiseConfig, add_asr_noise
+
+log = logging.getLogger(__name__)
+IGNORE = -100
+_CHUNK_DOCS = 256
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    """One training corpus.
+
+    Args:
+        path: a .txt/.txt.gz file with one document per line, or a Che-format file.
+        weight: relative sampling weight in the mixture.
+        format: "text" or "che" (Che files carry no case: case labels are ignored).
+    """
+
+    path: str
+    weight: float = 1.0
+    format: str = "text"
+
+    def __post_init__(self) -> None:
+        if self.weight <= 0:
+            raise ValueError(f"source weight must be > 0, got {self.weight} for {self.path}")
+        if self.format not in ("text", "che"):
+            raise ValueError(f"source format must be 'text' or 'che', got {self.format!r}")
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """What to train on and how windows are cut.
+
+    Args:
+        sources: the corpora of the mixture.
+        dev: a Che-format file for model selection (IWSLT dev2012), or None.
+        max_subwords: window length, start/end tokens included (on-device paper: 200).
+        val_fraction: share of each source's documents held out (split by document).
+        max_documents: read at most this many documents per source (0 = all).
+        noise: ASR-style noise applied to the training split.
+        language: inventory name.
+    """
+
+    sources: tuple[SourceConfig, ...]
+    dev: str | None = None
+    max_subwords: int = 200
+    val_fraction: float = 0.01
+    max_documents: int = 0
+    noise: NoiseConfig = field(default_factory=NoiseConfig)
+    language: str = "en"
+
+    def __post_init__(self) -> None:
+        if not self.sources:
+            raise ValueError("data.sources must name at least one corpus")
+        if not 8 <= self.max_subwords <= 4096:
+            raise ValueError(f"max_subwords must be in [8, 4096], got {self.max_subwords}")
+        if not 0 <= self.val_fraction < 1:
+            raise ValueError(f"val_fraction must be in [0, 1), got {self.val_fraction}")
+
+
+@dataclass(frozen=True)
+class EncodedCorpus:
+    """A corpus as flat arrays over all its subwords (no start/end tokens).
+
+    Attributes:
+        ids: (N,) int32 subword ids.
+        punct: (N,) int8 post-mark label id at each word's label position, -1 elsewhere.
+        case: (N,) int8 case label id at the label position, -1 elsewhere or when unknown.
+        word_start: (N,) bool, True at the first subword of each word.
+        doc_offsets: (D+1,) int64 start of each document in the arrays.
+    """
+
+    ids: np.ndarray
+    punct: np.ndarray
+    case: np.ndarray
+    word_start: np.ndarray
+    doc_offsets: np.ndarray
+
+    @property
+    def n_words(self) -> int:
+        return int(self.word_start.sum())
+
+    def save(self, path: str | Path) -> None:
+        tmp = Path(f"{path}.tmp.npz")
+        np.savez(tmp, ids=self.ids, punct=self.punct, case=self.case,
+                 word_start=self.word_start, doc_offsets=self.doc_offsets)
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> EncodedCorpus:
+        with np.load(path) as data:
+            return cls(**{key: data[key] for key in data.files})
+
+
+def encode_documents(
+    documents: Iterable[Labelled],
+    tokenizer: SubwordTokenizer,
+    inventory: Inventory,
+    ignore_case: bool = False,
+) -> EncodedCorpus:
+    """Tokenize labelled documents into an EncodedCorpus, streaming in chunks."""
+    post_ids = {label: i for i, label in enumerate(inventory.post_labels)}
+    case_ids = {label: i for i, label in enumerate(CASES)}
+    parts: list[tuple[np.ndarray, ...]] = []
+    chunk: list[Labelled] = []
+    for document in documents:
+        if len(document):
+            chunk.append(document)
+        if len(chunk) == _CHUNK_DOCS:
+            parts.extend(_encode_chunk(chunk, tokenizer, post_ids, case_ids, ignore_case))
+            chunk = []
+    parts.extend(_encode_chunk(chunk, tokenizer, post_ids, case_ids, ignore_case))
+    return _concatenate(parts)
+
+
+def _encode_chunk(chunk, tokenizer, post_ids, case_ids, ignore_case):
+    encodings = tokenizer.encode_batch([doc.words for doc in chunk], add_special_tokens=False)
+    for doc, enc in zip(chunk, encodings):
+        n = len(enc.ids)
+        punct = np.full(n, -1, dtype=np.int8)
+        case = np.full(n, -1, dtype=np.int8)
+        has = enc.label_positions >= 0
+        positions = enc.label_positions[has]
+        punct[positions] = [post_ids[label] for label, ok in zip(doc.post, has) if ok]
+        if not ignore_case:
+            case[positions] = [case_ids[label] for label, ok in zip(doc.case, has) if ok]
+        starts = np.zeros(n, dtype=bool)
+        starts[np.unique(enc.word_index[enc.word_index >= 0], return_index=True)[1]] = True
+        yield enc.ids.astype(np.int32), punct, case, starts
+
+
+def _concatenate(parts: list[tuple[np.ndarray, ...]]) -> EncodedCorpus:
+    lengths = [len(p[0]) for p in parts]
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    if not parts:
+        empty = np.zeros(0, dtype=np.int32)
+        return EncodedCorpus(empty, empty.astype(np.int8), empty.astype(np.int8),
+                             empty.astype(bool), offsets)
+    columns = [np.concatenate([p[k] for p in parts]) for k in range(4)]
+    return EncodedCorpus(*columns, doc_offsets=offsets)
+
+
+def _is_validation(line_number: int, path: str, fraction: float) -> bool:
+    digest = hashlib.md5(f"{path}:{line_number}".encode()).digest()
+    return int.from_bytes(digest[:4], "little") / 2**32 < fraction
+
+
+def iter_source(source: SourceConfig, config: DataConfig, split: str) -> Iterator[Labelled]:
+    """Documents of one source for the 'train' or 'val' split (split by document)."""
+    if source.format == "che":
+        if split == "train":
+            yield read_che(source.path).labelled()
+        return
+    seed = int.from_bytes(hashlib.md5(source.path.encode()).digest()[:4], "little")
+    rng = np.random.default_rng(seed)
+    for number, document in enumerate(iter_documents(source.path, config.language)):
+        if config.max_documents and number >= config.max_documents:
+            return
+        if _is_validation(number, source.path, config.val_fraction) != (split == "val"):
+            continue
+        yield add_asr_noise(document, config.noise, rng) if split == "train" else document
+
+
+def encode_source(source, config, tokenizer, split, cache_dir) -> EncodedCorpus:
+    """Encode one source split, reusing a cached copy keyed by its settings."""
+    key = hashlib.md5(repr((source, config.max_documents, config.val_fraction, config.noise,
+                            split, tokenizer.tokenizer.to_str())).encode()).hexdigest()[:16]
+    cache = Path(cache_dir) / f"{Path(source.path).name}.{split}.{key}.npz"
+    if cache.exists():
+        return EncodedCorpus.load(cache)
+    log.info("encoding %s (%s split)", source.path, split)
+    inventory = get_inventory(config.language)
+    corpus = encode_documents(iter_source(source, config, split), tokenizer, inventory,
+                              ignore_case=source.format == "che")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    corpus.save(cache)
+    return corpus

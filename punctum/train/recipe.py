@@ -1,0 +1,195 @@
+"""Recipes: one TOML file per trained model, mapped onto config dataclasses.
+
+A recipe has four tables: [model] (kind + the model config fields), [tokenizer], [data]
+(with [[data.sources]]) and [train]. Unknown keys, wrong types and missing data paths
+fail before training starts, with a one-line message naming the key or the path.
+Relative data paths are resolved against the data root (``--data-root``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from punctum.train.data import DataConfig, SourceConfig
+from punctum.train.noise import NoiseConfig
+
+
+@dataclass(frozen=True)
+class TokenizerConfig:
+    """How subwords are made.
+
+    Args:
+        kind: "bpe" (trained by punctum) or "pretrained" (the encoder's own tokenizer).
+        vocab_size: BPE pieces (on-device paper: 5000).
+        label_position: "first" or "last" subword of a word carries its labels.
+        train_documents: documents per source used to train the BPE (0 = all).
+        path: tokenizer folder/file for kind "pretrained" (default: the model's).
+    """
+
+    kind: str = "bpe"
+    vocab_size: int = 5000
+    label_position: str = "first"
+    train_documents: int = 3000
+    path: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("bpe", "pretrained"):
+            raise ValueError(f"tokenizer.kind must be 'bpe' or 'pretrained', got {self.kind!r}")
+        if not 100 <= self.vocab_size <= 200_000:
+            raise ValueError(f"tokenizer.vocab_size must be in [100, 200000], "
+                             f"got {self.vocab_size}")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Optimisation and bookkeeping.
+
+    Args:
+        steps: optimizer steps in total.
+        batch_size: windows per step (per process when distributed).
+        lr, weight_decay, grad_clip: Adam(W) settings and the gradient-norm clip.
+        optimizer: "adam" (on-device paper) or "adamw".
+        scheduler: "plateau" (ReduceLROnPlateau on dev F1) or "linear" (warmup + decay).
+        plateau_factor, plateau_patience: ReduceLROnPlateau settings (paper: 0.8, 2).
+        warmup_steps: linear warmup for the "linear" scheduler.
+        label_smoothing: cross-entropy label smoothing.
+        eval_every, checkpoint_every, log_every: in steps.
+        dev_words: words of the dev set used at each evaluation (0 = all).
+        eval_batch_size: windows per evaluation batch.
+        seed: seeds python, numpy, torch and the window sampler.
+        device: "auto", "cpu" or "cuda".
+        dtype: "fp32" or "bf16" (autocast; norms, softmax and loss stay fp32).
+        threads: torch CPU threads (0 = torch's default).
+    """
+
+    steps: int = 1000
+    batch_size: int = 32
+    lr: float = 0.002
+    weight_decay: float = 2.5e-5
+    grad_clip: float = 1.0
+    optimizer: str = "adam"
+    scheduler: str = "plateau"
+    plateau_factor: float = 0.8
+    plateau_patience: int = 2
+    warmup_steps: int = 0
+    label_smoothing: float = 0.0
+    eval_every: int = 200
+    checkpoint_every: int = 200
+    log_every: int = 20
+    dev_words: int = 30000
+    eval_batch_size: int = 64
+    seed: int = 0
+    device: str = "auto"
+    dtype: str = "fp32"
+    threads: int = 0
+
+    def __post_init__(self) -> None:
+        checks = {
+            "steps": self.steps > 0, "batch_size": self.batch_size > 0, "lr": self.lr > 0,
+            "optimizer": self.optimizer in ("adam", "adamw"),
+            "scheduler": self.scheduler in ("plateau", "linear"),
+            "dtype": self.dtype in ("fp32", "bf16"),
+            "device": self.device in ("auto", "cpu", "cuda"),
+            "label_smoothing": 0 <= self.label_smoothing < 1,
+            "eval_every": self.eval_every > 0, "checkpoint_every": self.checkpoint_every > 0,
+        }
+        for name, ok in checks.items():
+            if not ok:
+                raise ValueError(f"train.{name} has an invalid value: {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A whole training recipe."""
+
+    model: dict
+    tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
+    data: DataConfig = field(default_factory=lambda: DataConfig(sources=()))
+    train: TrainConfig = field(default_factory=TrainConfig)
+    name: str = ""
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _build(cls, values: dict, where: str):
+    """Instantiate a dataclass from a dict, checking key names and simple types."""
+    if not isinstance(values, dict):
+        raise ValueError(f"{where} must be a table, got {type(values).__name__}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls) if f.init}
+    for key, value in values.items():
+        if key not in known:
+            raise ValueError(f"unknown key {where}.{key} (known: {', '.join(sorted(known))})")
+        if not _type_ok(value, hints[key]):
+            raise ValueError(f"{where}.{key} has the wrong type: {value!r}")
+    return cls(**values)
+
+
+def _type_ok(value, hint) -> bool:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_type_ok(value, arg) for arg in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint in (str, bool, dict):
+        return isinstance(value, hint)
+    return True  # nested tables are checked where they are built
+
+
+def parse_recipe(raw: dict, data_root: str | Path | None = None, name: str = "") -> Recipe:
+    """Build a Recipe from a parsed TOML dict; relative data paths join `data_root`."""
+    unknown = set(raw) - {"model", "tokenizer", "data", "train"}
+    if unknown:
+        raise ValueError(f"unknown recipe table(s): {', '.join(sorted(unknown))}")
+    if "kind" not in raw.get("model", {}):
+        raise ValueError("model.kind is required (e.g. 'cnn_bilstm')")
+    data = dict(raw.get("data", {}))
+    root = Path(data_root) if data_root else Path(".")
+    sources = data.pop("sources", [])
+    if not isinstance(sources, list):
+        raise ValueError("data.sources must be an array of tables ([[data.sources]])")
+    data["sources"] = tuple(_source(s, root, i) for i, s in enumerate(sources))
+    if data.get("dev"):
+        data["dev"] = _existing(root / data["dev"], "data.dev")
+    data["noise"] = _build(NoiseConfig, data.get("noise", {}), "data.noise")
+    return Recipe(
+        model=dict(raw["model"]),
+        tokenizer=_build(TokenizerConfig, raw.get("tokenizer", {}), "tokenizer"),
+        data=_build(DataConfig, data, "data"),
+        train=_build(TrainConfig, raw.get("train", {}), "train"),
+        name=name,
+    )
+
+
+def _source(values: dict, root: Path, index: int) -> SourceConfig:
+    source = _build(SourceConfig, values, f"data.sources[{index}]")
+    path = _existing(root / source.path, f"data.sources[{index}].path")
+    return dataclasses.replace(source, path=path)
+
+
+def _existing(path: Path, key: str) -> str:
+    if not path.exists():
+        raise FileNotFoundError(f"{key}: {path}: no such file")
+    return str(path)
+
+
+def load_recipe(path: str | Path, data_root: str | Path | None = None) -> Recipe:
+    """Read and validate a TOML recipe file."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such recipe file")
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path}: not valid TOML ({error})") from None
+    return parse_recipe(raw, data_root, name=path.stem)

@@ -1,0 +1,406 @@
+"""The training loop behind `punctum train RECIPE`.
+
+    punctum train recipes/en-tiny.toml --data-root ../shared/data --out runs/en-tiny
+
+Steps: make or load the tokenizer, encode the corpora (cached), build the model, then
+optimise with periodic dev evaluation (best checkpoint kept by dev punctuation F1) and
+atomic checkpoints (``last.pt``; ``--resume`` continues at the same step, data position and
+random state). Launched by torchrun, it trains data-parallel (gloo on CPU, nccl on GPU).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from punctum import metrics
+from punctum.models import build_model
+from punctum.models.transformer_tagger import TransformerTagger
+from punctum.text import CASES, LOWER, NULL, get_inventory
+from punctum.tokenizer import SubwordTokenizer, train_bpe
+from punctum.train import checkpoint
+from punctum.train.batching import Batch, WindowSampler, iter_batches, sequential_windows
+from punctum.train.data import EncodedCorpus, encode_documents, encode_source, iter_source
+from punctum.train.recipe import Recipe
+
+log = logging.getLogger(__name__)
+TOKENIZER_NAME = "tokenizer.json"
+
+
+@dataclass
+class RunState:
+    """What a checkpoint records besides weights and optimizer."""
+
+    step: int = 0
+    best_f1: float = -1.0
+    history: list = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Distributed:
+    rank: int = 0
+    world: int = 1
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+
+def init_distributed(device: str) -> Distributed:
+    """Join a torchrun process group when WORLD_SIZE > 1 (gloo on CPU, nccl on CUDA)."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return Distributed()
+    backend = "nccl" if device == "cuda" else "gloo"
+    if not torch.distributed.is_initialized():
+        torch.distributed.init_process_group(backend)
+    return Distributed(torch.distributed.get_rank(), world)
+
+
+def _barrier(dist: Distributed) -> None:
+    if dist.world > 1:
+        torch.distributed.barrier()
+
+
+def resolve_device(name: str) -> str:
+    """'auto' picks CUDA when present."""
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("train.device is 'cuda' but no CUDA device is available")
+    return name
+
+
+def autocast(device: str, dtype: str):
+    """One autocast context for training and evaluation (bf16 or a no-op)."""
+    if dtype == "bf16":
+        return torch.autocast(device_type=device, dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+# ----------------------------------------------------------------------------- setup
+
+def prepare_tokenizer(recipe: Recipe, out: Path, dist: Distributed) -> SubwordTokenizer:
+    """Train the BPE (or load the pretrained tokenizer) once and keep it in the run folder."""
+    config = recipe.tokenizer
+    path = out / TOKENIZER_NAME
+    if config.kind == "pretrained":
+        source = config.path or recipe.model.get("pretrained")
+        if not source:
+            raise ValueError("tokenizer.kind 'pretrained' needs tokenizer.path or model.pretrained")
+        return SubwordTokenizer.load(source, config.label_position)
+    if dist.main and not path.exists():
+        log.info("training a %d-piece BPE", config.vocab_size)
+        data = dataclasses.replace(recipe.data, max_documents=config.train_documents,
+                                   noise=dataclasses.replace(recipe.data.noise, drop=0.0,
+                                                             insert=0.0, substitute=0.0))
+        docs = (d.words for s in data.sources for d in iter_source(s, data, "train"))
+        train_bpe(docs, config.vocab_size, label_position=config.label_position).save(path)
+    _barrier(dist)
+    return SubwordTokenizer.load(path, config.label_position)
+
+
+def prepare_corpora(recipe: Recipe, tokenizer: SubwordTokenizer, out: Path, dist: Distributed,
+                    split: str = "train") -> list[EncodedCorpus]:
+    """Encode every source (rank 0 first, so the others read its cache)."""
+    cache = out / "cache"
+    if dist.main:
+        for source in recipe.data.sources:
+            encode_source(source, recipe.data, tokenizer, split, cache)
+    _barrier(dist)
+    return [encode_source(s, recipe.data, tokenizer, split, cache) for s in recipe.data.sources]
+
+
+def prepare_dev(recipe: Recipe, tokenizer: SubwordTokenizer) -> EncodedCorpus | None:
+    """The dev set (Che format) as one encoded document, or None."""
+    if not recipe.data.dev:
+        return None
+    from punctum.corpora import read_che
+
+    labelled = read_che(recipe.data.dev).labelled()
+    return encode_documents([labelled], tokenizer, get_inventory(recipe.data.language),
+                            ignore_case=True)
+
+
+def build_for_recipe(recipe: Recipe, tokenizer: SubwordTokenizer) -> torch.nn.Module:
+    """The model of the recipe, sized to the tokenizer and the label inventory."""
+    fields = dict(recipe.model)
+    kind = fields.pop("kind")
+    sizes = {"n_punct": len(get_inventory(recipe.data.language).post_labels),
+             "n_case": len(CASES)}
+    if kind == "transformer_tagger" and fields.get("pretrained"):
+        path = fields.pop("pretrained")
+        return TransformerTagger.from_pretrained(path, **sizes, **fields)
+    return build_model(kind, {**fields, **sizes, "vocab_size": tokenizer.vocab_size,
+                              "pad_id": tokenizer.pad_id})
+
+
+def make_optimizer(model: torch.nn.Module, config):
+    """Adam(W) and the scheduler named in the config."""
+    cls = torch.optim.Adam if config.optimizer == "adam" else torch.optim.AdamW
+    optimizer = cls(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    if config.scheduler == "plateau":
+        scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
+            optimizer, mode="max", factor=config.plateau_factor,
+            patience=config.plateau_patience)
+    else:
+        def linear(step: int) -> float:
+            warm = max(config.warmup_steps, 1)
+            return min((step + 1) / warm, max(0.0, (config.steps - step) / (config.steps - warm)))
+
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, linear)
+    return optimizer, scheduler
+
+
+# ----------------------------------------------------------------------------- steps
+
+def _to_device(batch: Batch, device: str) -> tuple[torch.Tensor, ...]:
+    return tuple(torch.from_numpy(a).to(device, non_blocking=True)
+                 for a in (batch.ids, batch.lengths, batch.punct, batch.case))
+
+
+def train_step(model, loss_owner, optimizer, batch: Batch, recipe: Recipe, device: str) -> float:
+    """One optimizer step; returns the loss."""
+    ids, lengths, punct, case = _to_device(batch, device)
+    model.train()
+    with autocast(device, recipe.train.dtype):
+        punct_logits, case_logits = model(ids, lengths)
+    loss = loss_owner.loss(punct_logits.float(), case_logits.float(), punct, case,
+                           label_smoothing=recipe.train.label_smoothing)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if recipe.train.grad_clip > 0:
+        torch.nn.utils.clip_grad_norm_(loss_owner.parameters(), recipe.train.grad_clip)
+    optimizer.step()
+    return float(loss.detach())
+
+
+@torch.no_grad()
+def predict_corpus(model, corpus: EncodedCorpus, windows, batch_size: int, special_ids,
+                   device: str, dtype: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Gold and predicted label ids at every labelled position of the windows.
+
+    Returns:
+        (gold_punct, pred_punct, pred_case_with_gold_case) as flat int64 arrays; the third
+        holds (gold_case, pred_case) stacked as shape (2, N) for positions with case labels.
+    """
+    model.eval()
+    gold, pred, cases = [], [], []
+    for batch in iter_batches(corpus, windows, batch_size, special_ids):
+        ids, lengths, punct, case = _to_device(batch, device)
+        with autocast(device, dtype):
+            punct_logits, case_logits = model(ids, lengths)
+        mask = punct >= 0
+        gold.append(punct[mask].cpu().numpy())
+        pred.append(punct_logits.float().argmax(-1)[mask].cpu().numpy())
+        case_mask = case >= 0
+        cases.append(np.stack([case[case_mask].cpu().numpy(),
+                               case_logits.float().argmax(-1)[case_mask].cpu().numpy()]))
+    return np.concatenate(gold), np.concatenate(pred), np.concatenate(cases, axis=1)
+
+
+def evaluate(model, corpus: EncodedCorpus, recipe: Recipe, tokenizer, device: str,
+             max_words: int = 0) -> dict:
+    """Punctuation (and, where known, casing) P/R/F1 on an encoded corpus."""
+    labels = get_inventory(recipe.data.language).post_labels
+    windows = sequential_windows(corpus, recipe.data.max_subwords, max_words)
+    special = (tokenizer.bos_id, tokenizer.eos_id, tokenizer.pad_id)
+    gold, pred, cases = predict_corpus(model, corpus, windows, recipe.train.eval_batch_size,
+                                       special, device, recipe.train.dtype)
+    names = np.asarray(labels)
+    punct = metrics.score_labels(names[gold], names[pred], labels, NULL)
+    result = {"punct_f1": punct.overall.f1, "punct": punct.to_dict(), "words": len(gold)}
+    if cases.shape[1]:
+        case_names = np.asarray(CASES)
+        casing = metrics.score_labels(case_names[cases[0]], case_names[cases[1]], CASES, LOWER)
+        result.update(case_f1=casing.overall.f1, case=casing.to_dict())
+    return result
+
+
+# ----------------------------------------------------------------------------- loop
+
+def _payload(model, optimizer, scheduler, sampler, state: RunState, recipe: Recipe,
+             tokenizer: SubwordTokenizer) -> dict:
+    return {
+        "kind": recipe.model["kind"],
+        "model_config": dataclasses.asdict(model.config),
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "sampler": sampler.state(),
+        "rng": checkpoint.rng_state(),
+        "state": dataclasses.asdict(state),
+        "recipe": recipe.to_dict(),
+        "inventory": get_inventory(recipe.data.language).to_dict(),
+        "label_position": tokenizer.label_position,
+    }
+
+
+def _restore(path: Path, model, optimizer, scheduler, sampler) -> RunState:
+    saved = checkpoint.load_checkpoint(path)
+    model.load_state_dict(saved["model"])
+    optimizer.load_state_dict(saved["optimizer"])
+    scheduler.load_state_dict(saved["scheduler"])
+    sampler.set_state(saved["sampler"])
+    checkpoint.set_rng_state(saved["rng"])
+    log.info("resumed from %s at step %d", path, saved["state"]["step"])
+    return RunState(**saved["state"])
+
+
+def _evaluate_and_select(run, state: RunState, loss: float) -> None:
+    """Dev evaluation: record it, step the plateau scheduler, keep the best checkpoint."""
+    result = {"step": state.step, "loss": loss, "lr": run.optimizer.param_groups[0]["lr"]}
+    if run.dev is not None:
+        scores = evaluate(run.model, run.dev, run.recipe, run.tokenizer, run.device,
+                          run.recipe.train.dev_words)
+        result.update(dev_f1=scores["punct_f1"])
+        if isinstance(run.scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau):
+            run.scheduler.step(scores["punct_f1"])
+        if scores["punct_f1"] > state.best_f1:
+            state.best_f1 = scores["punct_f1"]
+            checkpoint.save_atomic(run.payload(state), run.out / "best.pt")
+    state.history.append(result)
+    log.info("step %d: %s", state.step, json.dumps(result))
+
+
+@dataclass
+class _Run:
+    """The objects of one training run."""
+
+    recipe: Recipe
+    out: Path
+    dist: Distributed
+    device: str
+    tokenizer: SubwordTokenizer
+    model: torch.nn.Module
+    wrapped: torch.nn.Module
+    optimizer: object
+    scheduler: object
+    sampler: WindowSampler
+    dev: EncodedCorpus | None
+
+    def payload(self, state: RunState) -> dict:
+        return _payload(self.model, self.optimizer, self.scheduler, self.sampler, state,
+                        self.recipe, self.tokenizer)
+
+
+def _setup(recipe: Recipe, out: Path) -> _Run:
+    device = resolve_device(recipe.train.device)
+    dist = init_distributed(device)
+    if recipe.train.threads:
+        torch.set_num_threads(recipe.train.threads)
+    checkpoint.seed_everything(recipe.train.seed + dist.rank)
+    tokenizer = prepare_tokenizer(recipe, out, dist)
+    corpora = prepare_corpora(recipe, tokenizer, out, dist)
+    sampler = WindowSampler(corpora, [s.weight for s in recipe.data.sources],
+                            recipe.data.max_subwords,
+                            (tokenizer.bos_id, tokenizer.eos_id, tokenizer.pad_id),
+                            seed=recipe.train.seed + 1000 * dist.rank)
+    model = build_for_recipe(recipe, tokenizer).to(device)
+    wrapped = model
+    if dist.world > 1:
+        wrapped = torch.nn.parallel.DistributedDataParallel(model)
+    optimizer, scheduler = make_optimizer(model, recipe.train)
+    dev = prepare_dev(recipe, tokenizer) if dist.main else None
+    return _Run(recipe, out, dist, device, tokenizer, model, wrapped, optimizer, scheduler,
+                sampler, dev)
+
+
+def train(recipe: Recipe, out_dir: str | Path, resume: bool = False,
+          progress: bool = True) -> RunState:
+    """Train the recipe's model into `out_dir`; returns the final run state.
+
+    Writes tokenizer.json, last.pt (every checkpoint_every steps), best.pt (best dev F1),
+    history.json and curve.png.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    run = _setup(recipe, out)
+    state = RunState()
+    if resume and (out / "last.pt").exists():
+        state = _restore(out / "last.pt", run.model, run.optimizer, run.scheduler, run.sampler)
+    elif resume:
+        raise FileNotFoundError(f"{out / 'last.pt'}: nothing to resume")
+    try:
+        _loop(run, state, progress)
+    except KeyboardInterrupt:
+        if run.dist.main:
+            checkpoint.save_atomic(run.payload(state), out / "last.pt")
+            log.warning("interrupted at step %d; resume with --resume", state.step)
+        raise
+    if run.dist.main:
+        _finish(run, state)
+    return state
+
+
+def _loop(run: _Run, state: RunState, progress: bool) -> None:
+    from tqdm import tqdm
+
+    config = run.recipe.train
+    bar = tqdm(total=config.steps, initial=state.step, disable=not (progress and run.dist.main),
+               dynamic_ncols=True)
+    losses: list[float] = []
+    started = time.time() - state.seconds
+    while state.step < config.steps:
+        batch = run.sampler.next_batch(config.batch_size)
+        losses.append(train_step(run.wrapped, run.model, run.optimizer, batch, run.recipe,
+                                 run.device))
+        state.step += 1
+        state.seconds = time.time() - started
+        _after_step(run, state, losses, bar)
+    bar.close()
+
+
+def _after_step(run: _Run, state: RunState, losses: list[float], bar) -> None:
+    config = run.recipe.train
+    if not isinstance(run.scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau):
+        run.scheduler.step()
+    bar.update(1)
+    if state.step % config.log_every == 0:
+        bar.set_postfix(loss=f"{np.mean(losses[-config.log_every:]):.4f}",
+                        best_f1=f"{max(state.best_f1, 0) * 100:.1f}")
+    last = state.step == config.steps
+    if run.dist.main and (state.step % config.eval_every == 0 or last):
+        _evaluate_and_select(run, state, float(np.mean(losses[-config.eval_every:])))
+    if run.dist.main and (state.step % config.checkpoint_every == 0 or last):
+        checkpoint.save_atomic(run.payload(state), run.out / "last.pt")
+
+
+def _finish(run: _Run, state: RunState) -> None:
+    (run.out / "history.json").write_text(json.dumps(dataclasses.asdict(state), indent=1))
+    try:
+        plot_curve(state.history, run.out / "curve.png")
+    except ImportError:
+        log.warning("matplotlib is not installed: no curve.png")
+
+
+def plot_curve(history: list[dict], path: Path) -> None:
+    """Training loss and dev F1 against steps, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [h["step"] for h in history]
+    figure, left = plt.subplots(figsize=(7, 4))
+    left.plot(steps, [h["loss"] for h in history], color="tab:blue", label="train loss")
+    left.set_xlabel("step")
+    left.set_ylabel("train loss")
+    if any("dev_f1" in h for h in history):
+        right = left.twinx()
+        right.plot(steps, [h.get("dev_f1", float("nan")) * 100 for h in history],
+                   color="tab:red", label="dev F1")
+        right.set_ylabel("dev punctuation F1")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
