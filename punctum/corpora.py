@@ -16,6 +16,7 @@ import csv
 import gzip
 import io
 import xml.etree.ElementTree as ElementTree
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,36 +30,39 @@ CHE_LABEL_MAP = {"EXCLAMATION": "PERIOD"}
 _CONTRACTION_PIECES = frozenset({"n't", "'s", "'m", "'re", "'ve", "'ll", "'d"})
 
 
-def open_text(path: str | Path) -> io.TextIOBase:
-    """Open a UTF-8 text file for reading, gunzipping `.gz` files transparently.
+def open_binary(path: str | Path) -> io.BufferedIOBase:
+    """Open a file for reading bytes, gunzipping `.gz` files transparently.
 
     Raises:
         FileNotFoundError: the file does not exist (message names it).
-        ValueError: the file is a directory or not readable gzip.
+        ValueError: the path is a directory.
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
     if path.is_dir():
         raise ValueError(f"{path}: is a directory, expected a file")
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
 
 
 def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """(line number, line without its newline), with decoding errors named by file/line."""
+    """(line number, UTF-8 line without its newline); errors name the file and line."""
     line_no = 0
     try:
-        with open_text(path) as handle:
-            for line_no, line in enumerate(handle, start=1):
-                yield line_no, line.rstrip("\r\n")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{path}:{line_no + 1}: not valid UTF-8 ({error.reason})") from None
-    except (gzip.BadGzipFile, EOFError, OSError) as error:
-        if isinstance(error, FileNotFoundError):
-            raise
+        with open_binary(path) as handle:
+            for line_no, raw in enumerate(handle, start=1):
+                yield line_no, _decode(raw, path, line_no).rstrip("\r\n")
+    except (gzip.BadGzipFile, EOFError, zlib.error) as error:
         raise ValueError(f"{path}: cannot be read ({error})") from None
+
+
+def _decode(raw: bytes, path: str | Path, line_no: int) -> str:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}:{line_no}: not valid UTF-8 ({error.reason} at byte "
+                         f"{error.start})") from None
+    return text.removeprefix("\ufeff") if line_no == 1 else text
 
 
 # ----------------------------------------------------------------------------- Che format

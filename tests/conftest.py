@@ -1,0 +1,45 @@
+"""Shared fixtures: small corpora the tests write themselves (never copied from real data)."""
+
+import random
+
+import pytest
+
+SUBJECTS = ["i", "we", "you", "they", "my friend", "the team", "our teacher", "doctor smith"]
+VERBS = ["like", "see", "build", "visit", "remember", "want", "need", "paint"]
+OBJECTS = ["the house", "a boat", "new york", "the garden", "an apple", "the old bridge",
+           "my car", "the iphone"]
+QUESTION_STARTS = ["do", "can", "would", "should"]
+
+
+def make_sentence(rng: random.Random) -> str:
+    """A cased, punctuated sentence from a tiny grammar."""
+    subject, verb, obj = rng.choice(SUBJECTS), rng.choice(VERBS), rng.choice(OBJECTS)
+    kind = rng.random()
+    if kind < 0.25:
+        text = f"{rng.choice(QUESTION_STARTS)} {subject} {verb} {obj}?"
+    elif kind < 0.5:
+        text = f"well, {subject} {verb} {obj}, and {rng.choice(SUBJECTS)} {verb} it."
+    else:
+        text = f"{subject} {verb} {obj}."
+    text = text.replace("new york", "New York").replace("iphone", "iPhone")
+    text = text.replace("doctor smith", "Doctor Smith")
+    return text[0].upper() + text[1:]
+
+
+def make_document(rng: random.Random, n_sentences: int) -> str:
+    return " ".join(make_sentence(rng) for _ in range(n_sentences))
+
+
+@pytest.fixture(scope="session")
+def tiny_corpus(tmp_path_factory):
+    """A folder with train.txt (one document per line) and dev.che (Che format)."""
+    from punctum.text import parse
+
+    folder = tmp_path_factory.mktemp("corpus")
+    rng = random.Random(0)
+    lines = [make_document(rng, rng.randint(3, 12)) for _ in range(300)]
+    (folder / "train.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    dev = parse(" ".join(make_document(rng, 10) for _ in range(20)))
+    (folder / "dev.che").write_text(
+        "".join(f"{w}\t{p}\n" for w, p in zip(dev.words, dev.post)), encoding="utf-8")
+    return folder

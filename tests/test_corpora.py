@@ -1,0 +1,95 @@
+"""Readers: Che token format, one-document-per-line text, TSV, IWSLT XML (.gz transparent)."""
+
+import gzip
+
+import pytest
+
+from punctum.corpora import (
+    iter_documents,
+    iter_lines,
+    iter_tsv,
+    iter_xml_segments,
+    read_che,
+)
+
+CHE = "i\tO\n'm\tO\nhere\tCOMMA\nyou\tO\ndo\tO\nn't\tO\nknow\tQUESTION\nit\tO\n's\tPERIOD\n"
+
+
+def _write(path, content: str, gz: bool = False):
+    if gz:
+        with gzip.open(path, "wt", encoding="utf-8") as handle:
+            handle.write(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_che_merges_contractions_and_maps_back(tmp_path, gz):
+    path = _write(tmp_path / ("x.gz" if gz else "x"), CHE, gz)
+    document = read_che(path)
+    assert document.tokens[:2] == ("i", "'m")
+    labelled = document.labelled()
+    assert labelled.words == ("i'm", "here", "you", "don't", "know", "it's")
+    assert labelled.post == ("O", "COMMA", "O", "O", "QUESTION", "PERIOD")
+    assert document.expand(labelled.post) == document.labels
+    with pytest.raises(ValueError, match="expected 6 word labels"):
+        document.expand(("O",))
+
+
+def test_che_empty_token_gives_its_mark_to_the_previous_token(tmp_path):
+    document = read_che(_write(tmp_path / "x", "a\tO\n\tCOMMA\nb\tPERIOD\n"))
+    assert document.tokens == ("a", "b") and document.labels == ("COMMA", "PERIOD")
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [("a\tO\nb COMMA\n", "x:2: expected 'word<TAB>LABEL'"),
+     ("a\tO\nb\tSEMICOLON\n", "x:2: unknown label 'SEMICOLON'")],
+)
+def test_che_errors_name_file_and_line(tmp_path, content, message):
+    with pytest.raises(ValueError, match=message):
+        read_che(_write(tmp_path / "x", content))
+
+
+def test_missing_binary_and_bad_gzip_files(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        list(iter_lines(tmp_path / "missing.txt"))
+    (tmp_path / "bin.txt").write_bytes(b"ok\n\xff\xfe\x00bad\n")
+    with pytest.raises(ValueError, match="bin.txt:2: not valid UTF-8"):
+        list(iter_lines(tmp_path / "bin.txt"))
+    (tmp_path / "bad.gz").write_bytes(b"not gzip at all")
+    with pytest.raises(ValueError, match="bad.gz: cannot be read"):
+        list(iter_lines(tmp_path / "bad.gz"))
+    with pytest.raises(ValueError, match="is a directory"):
+        list(iter_lines(tmp_path))
+
+
+def test_documents_stream_lines(tmp_path):
+    path = _write(tmp_path / "t.txt.gz", "Hello there. How are you?\n\nFine, thanks!\n", gz=True)
+    documents = list(iter_documents(path))
+    assert len(documents) == 2
+    assert documents[1].words == ("fine", "thanks")
+    assert documents[1].post == ("COMMA", "EXCLAMATION")
+
+
+def test_tsv_rows_and_errors(tmp_path):
+    path = _write(tmp_path / "t.tsv", "utt_id\tspeaker\ttext\nu1\ts1\tHi, you.\nu2\ts2\tYes?\n")
+    rows = list(iter_tsv(path))
+    assert [(r.id, r.speaker, r.text) for r in rows] == [("u1", "s1", "Hi, you."),
+                                                          ("u2", "s2", "Yes?")]
+    bad = _write(tmp_path / "b.tsv", "utt_id\ttext\nu1\tone\textra\n")
+    with pytest.raises(ValueError, match="b.tsv:2: expected 2 columns"):
+        list(iter_tsv(bad))
+    with pytest.raises(ValueError, match="no 'utt_id' column"):
+        list(iter_tsv(_write(tmp_path / "c.tsv", "id\tsentence\n")))
+
+
+def test_xml_segments(tmp_path):
+    xml = ('<mteval><srcset><doc docid="1"><seg id="1">  I\'m here,  now. </seg>\n'
+           '<seg id="2">Why?</seg></doc></srcset></mteval>\n')
+    assert list(iter_xml_segments(_write(tmp_path / "a.xml", xml))) == ["I'm here, now.", "Why?"]
+    with pytest.raises(ValueError, match="no <seg> elements"):
+        list(iter_xml_segments(_write(tmp_path / "b.xml", "<a></a>")))
+    with pytest.raises(ValueError, match="malformed XML"):
+        list(iter_xml_segments(_write(tmp_path / "c.xml", "<seg>open")))

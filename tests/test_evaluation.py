@@ -1,0 +1,120 @@
+"""`punctum eval`: files in, paper-style scores out, one-line errors."""
+
+import json
+
+import pytest
+
+from punctum.cli import main
+from punctum.evaluation import EvalOptions, evaluate_files
+
+CHE_REF = ("so\tO\ni\tO\n'm\tCOMMA\nhappy\tPERIOD\nare\tO\nyou\tQUESTION\nwe\tO\ndo\tO\n"
+           "n't\tCOMMA\nknow\tPERIOD\n")
+
+
+@pytest.fixture
+def che_ref(tmp_path):
+    path = tmp_path / "ref.che"
+    path.write_text(CHE_REF, encoding="utf-8")
+    return path
+
+
+def _write(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    return path
+
+
+def test_che_against_itself_and_all_null(tmp_path, che_ref):
+    same = evaluate_files(che_ref, che_ref, EvalOptions())
+    assert same.punct.overall.f1 == 1.0
+    all_null = _write(tmp_path, "null.che", "".join(
+        line.split("\t")[0] + "\tO\n" for line in CHE_REF.splitlines()))
+    zero = evaluate_files(che_ref, all_null, EvalOptions())
+    per = zero.punct.per_label
+    assert zero.punct.overall.f1 == 0.0
+    assert (per["COMMA"].fn, per["PERIOD"].fn, per["QUESTION"].fn) == (2, 2, 1)
+    assert zero.punct.overall.fp == 0
+
+
+def test_text_hypothesis_on_che_reference_maps_words_back(tmp_path, che_ref):
+    # Merged words ("i'm", "don't") and "!" counted as PERIOD, as in the IWSLT convention.
+    hyp = _write(tmp_path, "hyp.txt", "So I'm happy! Are you? We don't, know.\n")
+    result = evaluate_files(che_ref, hyp, EvalOptions(hyp_format="text"))
+    per = result.punct.per_label
+    assert (per["COMMA"].tp, per["COMMA"].fp, per["COMMA"].fn) == (1, 0, 1)
+    assert (per["PERIOD"].tp, per["PERIOD"].fp, per["PERIOD"].fn) == (2, 0, 0)
+    assert (per["QUESTION"].tp, per["QUESTION"].fp, per["QUESTION"].fn) == (1, 0, 0)
+    assert result.alignment is None and result.case is None
+
+
+def test_aligned_scores_hand_computed(tmp_path):
+    ref = _write(tmp_path, "ref.txt", "Yes, hello, world. How are you?\n")
+    hyp = _write(tmp_path, "hyp.txt", "hello, world, what are you doing?\n")
+    result = evaluate_files(ref, hyp, EvalOptions())
+    # yes(COMMA) deleted -> fn COMMA; hello COMMA tp; world PERIOD->COMMA: fn PERIOD, fp COMMA;
+    # how->what substituted (both O); you QUESTION->O: fn QUESTION; doing inserted with
+    # QUESTION: fp QUESTION.
+    per = result.punct.per_label
+    assert (per["COMMA"].tp, per["COMMA"].fp, per["COMMA"].fn) == (1, 1, 1)
+    assert (per["PERIOD"].tp, per["PERIOD"].fp, per["PERIOD"].fn) == (0, 0, 1)
+    assert (per["QUESTION"].tp, per["QUESTION"].fp, per["QUESTION"].fn) == (0, 1, 1)
+    overall = result.punct.overall
+    assert (overall.tp, overall.fp, overall.fn) == (1, 2, 3)
+    assert overall.precision == pytest.approx(1 / 3) and overall.recall == pytest.approx(1 / 4)
+    a = result.alignment
+    assert (a.n_match, a.n_sub, a.n_del, a.n_ins) == (4, 1, 1, 1)
+    assert a.wer == pytest.approx(3 / 6)
+    # Casing: Yes (CAP) deleted -> fn; How (CAP) vs what (LOWER) -> fn; hello LOWER both.
+    assert (result.case.overall.tp, result.case.overall.fn) == (0, 2)
+
+
+def test_tsv_by_utterance_id_and_mid_final(tmp_path):
+    ref = _write(tmp_path, "ref.tsv", "utt_id\ttext\na\tOne, two.\nb\tThree four?\n")
+    hyp = _write(tmp_path, "hyp.tsv", "utt_id\ttext\nb\tThree, four?\na\tOne, two\n")
+    result = evaluate_files(ref, hyp, EvalOptions(mid_final=True))
+    mid, final = result.mid_final.mid.overall, result.mid_final.final.overall
+    assert (mid.tp, mid.fp, mid.fn) == (1, 1, 0)
+    assert (final.tp, final.fp, final.fn) == (1, 0, 1)
+    assert result.mid_final.weighted_f1 == pytest.approx((2 / 3 * 1 + 2 / 3 * 2) / 3)
+
+
+def test_compare_bootstrap(tmp_path):
+    sentences = ["one two, three four." for _ in range(40)]
+    ref = _write(tmp_path, "ref.txt", " ".join(sentences) + "\n")
+    worse = _write(tmp_path, "a.txt", " ".join("one two three four" for _ in range(40)) + "\n")
+    result = evaluate_files(ref, worse, EvalOptions(bootstrap_samples=200), compare_path=ref)
+    assert result.bootstrap.p_value == 0.0 and result.bootstrap.delta > 0.9
+
+
+def test_cli_tables_json_and_plot(tmp_path, che_ref, capsys):
+    assert main(["eval", "--ref", str(che_ref), "--hyp", str(che_ref)]) == 0
+    out = capsys.readouterr().out
+    assert "Overall" in out and "100.0" in out
+    assert main(["eval", "--ref", str(che_ref), "--hyp", str(che_ref), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["punctuation"]["overall"]["f1"] == 1.0
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "c.png"
+    assert main(["eval", "--ref", str(che_ref), "--hyp", str(che_ref), "--plot", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [("missing.txt", None, "no such file"),
+     ("binary.txt", b"\x00\xff\xfe garbage", "not valid UTF-8"),
+     ("bad.che", "a\tO\nb\tWHAT\n", "unknown label 'WHAT'"),
+     ("bad.gz", b"not gzip", "cannot be read")],
+)
+def test_cli_bad_files_exit_2_with_one_line(tmp_path, che_ref, capsys, name, content, message):
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content, encoding="utf-8")
+    code = main(["eval", "--ref", str(che_ref), "--hyp", str(path), "--hyp-format",
+                 "che" if name.endswith(".che") else "text"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err and name in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

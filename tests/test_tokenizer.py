@@ -1,0 +1,57 @@
+"""Subword tokenizers and word <-> subword alignment."""
+
+import numpy as np
+import pytest
+
+from punctum.tokenizer import SubwordTokenizer, label_positions, train_bpe
+
+WORDS = [["hello", "world", "don't", "u.s", "3.5", "hello"], ["the", "hello", "a"]] * 50
+
+
+@pytest.fixture(scope="module")
+def bpe():
+    return train_bpe(WORDS, vocab_size=120)
+
+
+def test_label_positions_first_and_last():
+    word_index = np.array([-1, 0, 0, 1, 2, 2, 2, -1])
+    assert label_positions(word_index, 4, "first").tolist() == [1, 3, 4, -1]
+    assert label_positions(word_index, 4, "last").tolist() == [2, 3, 6, -1]
+    assert label_positions(np.array([-1, -1]), 0).tolist() == []
+
+
+def test_bpe_alignment_has_special_tokens_and_one_label_slot_per_word(bpe):
+    encoding = bpe.encode_words(["hello", "world", "zzzz"])
+    assert encoding.ids[0] == bpe.bos_id and encoding.ids[-1] == bpe.eos_id
+    assert encoding.word_index[0] == -1 and encoding.word_index[-1] == -1
+    positions = encoding.label_positions
+    assert (encoding.word_index[positions] == np.arange(3)).all()
+    assert len(bpe.encode_words([])) == 2
+
+
+def test_save_load_round_trip(bpe, tmp_path):
+    bpe.save(tmp_path / "tokenizer.json")
+    again = SubwordTokenizer.load(tmp_path, label_position="last")
+    words = ["hello", "don't", "3.5"]
+    assert again.encode_words(words).ids.tolist() == bpe.encode_words(words).ids.tolist()
+    assert again.label_position == "last"
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no tokenizer.json or vocab.txt"):
+        SubwordTokenizer.load(tmp_path)
+    (tmp_path / "tokenizer.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ValueError, match="not a valid tokenizer"):
+        SubwordTokenizer.load(tmp_path)
+    with pytest.raises(ValueError, match="label_position"):
+        SubwordTokenizer(None, "middle")
+
+
+def test_wordpiece_from_vocab_txt(tmp_path):
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "hello", "world", "##s", "do", "##n"]
+    (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    tokenizer = SubwordTokenizer.load(tmp_path)
+    encoding = tokenizer.encode_words(["hello", "worlds", "xyz"])
+    assert encoding.ids.tolist() == [2, 4, 5, 6, 1, 3]
+    assert encoding.label_positions.tolist() == [1, 2, 4]
+    assert tokenizer.pad_id == 0
