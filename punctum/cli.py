@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from punctum.version import __version__
@@ -84,6 +85,8 @@ def _run_train(args) -> int:
         recipe = dataclasses.replace(recipe, train=dataclasses.replace(recipe.train,
                                                                        steps=args.steps))
     state = train(recipe, args.out, resume=args.resume, progress=not args.no_progress)
+    if os.environ.get("RANK", "0") != "0":
+        return 0
     print(f"trained {state.step} steps; best dev F1 {state.best_f1 * 100:.1f}; "
           f"run folder {args.out}")
     return 0

@@ -1,0 +1,216 @@
+"""Data pipeline, recipes and the training loop on tiny configs."""
+
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from punctum.text import get_inventory, parse  # noqa: E402
+from punctum.tokenizer import train_bpe  # noqa: E402
+from punctum.train.batching import WindowSampler, sequential_windows  # noqa: E402
+from punctum.train.checkpoint import load_checkpoint  # noqa: E402
+from punctum.train.data import IGNORE, encode_documents  # noqa: E402
+from punctum.train.noise import NoiseConfig, add_asr_noise, spell_number  # noqa: E402
+from punctum.train.recipe import load_recipe, parse_recipe  # noqa: E402
+from punctum.train.trainer import train  # noqa: E402
+
+RECIPE = """
+[model]
+kind = "cnn_bilstm"
+embed_dim = 16
+conv_channels = 16
+bilstm_hidden = 24
+lstm_hidden = 24
+dropout = 0.1
+
+[tokenizer]
+vocab_size = 150
+
+[data]
+dev = "dev.che"
+max_subwords = 48
+[[data.sources]]
+path = "train.txt"
+
+[train]
+steps = {steps}
+batch_size = 8
+lr = 0.01
+eval_every = 10
+checkpoint_every = 5
+log_every = 5
+dev_words = 400
+threads = 1
+"""
+
+
+def _recipe(tiny_corpus, tmp_path, steps=30, extra=""):
+    path = tmp_path / "recipe.toml"
+    path.write_text(RECIPE.format(steps=steps) + extra, encoding="utf-8")
+    return load_recipe(path, tiny_corpus)
+
+
+# ----------------------------------------------------------------------------- data
+
+def test_encoded_corpus_and_windows(tiny_corpus):
+    documents = [parse(line) for line in (tiny_corpus / "train.txt").read_text().splitlines()]
+    tokenizer = train_bpe((d.words for d in documents), vocab_size=150)
+    corpus = encode_documents(documents, tokenizer, get_inventory("en"))
+    assert corpus.n_words == sum(len(d) for d in documents)
+    assert (corpus.punct[corpus.word_start] >= 0).all()  # labels on first subwords
+    assert (corpus.punct[~corpus.word_start] == -1).all()
+    sampler = WindowSampler([corpus], [1.0], 40, (2, 3, 0), seed=1)
+    batch = sampler.next_batch(16)
+    assert batch.ids.shape[1] <= 40 and (batch.ids[:, 0] == 2).all()
+    for row, length in enumerate(batch.lengths):
+        assert batch.ids[row, length - 1] == 3
+        assert (batch.punct[row, length:] == IGNORE).all()
+    windows = sequential_windows(corpus, 40)
+    assert windows[0][0] == 0 and windows[-1][1] == len(corpus.ids)
+    assert all(a[1] == b[0] for a, b in zip(windows, windows[1:]))
+    assert all(corpus.word_start[begin] for begin, _ in windows)
+
+
+def test_sampler_state_resumes_the_same_windows(tiny_corpus):
+    documents = [parse(line) for line in (tiny_corpus / "train.txt").read_text().splitlines()]
+    tokenizer = train_bpe((d.words for d in documents), vocab_size=150)
+    corpus = encode_documents(documents, tokenizer, get_inventory("en"))
+    sampler = WindowSampler([corpus], [1.0], 40, (2, 3, 0), seed=5)
+    sampler.next_batch(4)
+    state = sampler.state()
+    expected = sampler.next_batch(4).ids
+    sampler.set_state(state)
+    assert np.array_equal(sampler.next_batch(4).ids, expected)
+
+
+def test_noise():
+    assert spell_number("42") == ["forty", "two"]
+    assert spell_number("1,005") == ["one", "thousand", "five"]
+    assert spell_number("3.5") is None and spell_number("007") is None
+    doc = parse("I have 42 apples, you have 3. Fine?")
+    noisy = add_asr_noise(doc, NoiseConfig(spell_numbers=0.5), np.random.default_rng(0))
+    assert "forty" in noisy.words or "42" in noisy.words
+    assert noisy.post.count("QUESTION") == 1
+    assert add_asr_noise(doc, NoiseConfig(), np.random.default_rng(0)) is doc
+    with pytest.raises(ValueError, match="noise.drop"):
+        NoiseConfig(drop=0.9)
+
+
+# ----------------------------------------------------------------------------- recipes
+
+@pytest.mark.parametrize(
+    "patch, error, message",
+    [({"train": {"stepz": 3}}, ValueError, "unknown key train.stepz"),
+     ({"train": {"steps": "ten"}}, ValueError, "train.steps has the wrong type"),
+     ({"data": {"sources": [{"path": "missing.txt"}]}}, FileNotFoundError,
+      "data.sources\\[0\\].path"),
+     ({"model": {}}, ValueError, "model.kind is required"),
+     ({"optimiser": {}}, ValueError, "unknown recipe table")],
+)
+def test_recipe_errors_name_the_key(tiny_corpus, patch, error, message):
+    raw = {"model": {"kind": "cnn_bilstm"}, "data": {"sources": [{"path": "train.txt"}]}}
+    raw.update(patch)
+    with pytest.raises(error, match=message):
+        parse_recipe(raw, tiny_corpus)
+
+
+def test_cli_reports_recipe_error_in_one_line(tiny_corpus, tmp_path, capsys):
+    from punctum.cli import main
+
+    path = tmp_path / "bad.toml"
+    path.write_text('[model]\nkind = "cnn_bilstm"\n[[data.sources]]\npath = "train.txt"\n'
+                    '[train]\nlearning_rate = 1\n')
+    code = main(["train", str(path), "--out", str(tmp_path / "run"),
+                 "--data-root", str(tiny_corpus)])
+    err = capsys.readouterr().err
+    assert code == 2 and "unknown key train.learning_rate" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+# ----------------------------------------------------------------------------- training
+
+def test_smoke_run_lowers_loss_and_writes_outputs(tiny_corpus, tmp_path):
+    state = train(_recipe(tiny_corpus, tmp_path, steps=30), tmp_path / "run", progress=False)
+    assert state.step == 30
+    losses = [h["loss"] for h in state.history]
+    assert losses[-1] < losses[0] * 0.8
+    run = tmp_path / "run"
+    for name in ("tokenizer.json", "last.pt", "best.pt", "history.json", "curve.png"):
+        assert (run / name).exists(), name
+    best = load_checkpoint(run / "best.pt")
+    assert best["kind"] == "cnn_bilstm" and best["inventory"]["language"] == "en"
+
+
+def test_resume_continues_exactly(tiny_corpus, tmp_path):
+    straight = tmp_path / "straight"
+    train(_recipe(tiny_corpus, tmp_path, steps=20), straight, progress=False)
+    split = tmp_path / "split"
+    train(_recipe(tiny_corpus, tmp_path, steps=10), split, progress=False)
+    state = train(_recipe(tiny_corpus, tmp_path, steps=20), split, resume=True, progress=False)
+    assert state.step == 20
+    a = load_checkpoint(straight / "last.pt")["model"]
+    b = load_checkpoint(split / "last.pt")["model"]
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+
+
+def test_resume_without_checkpoint_is_a_clear_error(tiny_corpus, tmp_path):
+    with pytest.raises(FileNotFoundError, match="nothing to resume"):
+        train(_recipe(tiny_corpus, tmp_path, steps=5), tmp_path / "empty", resume=True,
+              progress=False)
+
+
+def _run_cli(args, **kwargs):
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen([sys.executable, "-m", "punctum", *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kwargs)
+
+
+def test_killed_run_leaves_a_resumable_checkpoint(tiny_corpus, tmp_path):
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(RECIPE.format(steps=400), encoding="utf-8")
+    out = tmp_path / "run"
+    args = ["train", str(recipe), "--out", str(out), "--data-root", str(tiny_corpus),
+            "--no-progress"]
+    process = _run_cli(args)
+    deadline = time.time() + 120
+    while not (out / "last.pt").exists() and time.time() < deadline:
+        time.sleep(0.2)
+    time.sleep(0.5)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    saved = load_checkpoint(out / "last.pt")
+    assert saved["state"]["step"] >= 5
+    resumed = _run_cli([*args, "--resume", "--steps", str(saved["state"]["step"] + 5)])
+    output = resumed.communicate(timeout=120)[0].decode()
+    assert resumed.returncode == 0, output
+    assert load_checkpoint(out / "last.pt")["state"]["step"] == saved["state"]["step"] + 5
+
+
+def test_two_process_data_parallel_run(tiny_corpus, tmp_path):
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(RECIPE.format(steps=6), encoding="utf-8")
+    out = tmp_path / "ddp"
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+               "--nproc_per_node=2", "-m", "punctum", "train", str(recipe), "--out", str(out),
+               "--data-root", str(tiny_corpus), "--no-progress"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert load_checkpoint(out / "last.pt")["state"]["step"] == 6
+    assert Path(out / "best.pt").exists()
+
+
+def test_bf16_autocast_step_runs(tiny_corpus, tmp_path):
+    recipe = _recipe(tiny_corpus, tmp_path, steps=3)
+    recipe = dataclasses.replace(recipe, train=dataclasses.replace(recipe.train, dtype="bf16"))
+    state = train(recipe, tmp_path / "bf16", progress=False)
+    assert np.isfinite([h["loss"] for h in state.history]).all()
