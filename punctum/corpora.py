@@ -45,23 +45,33 @@ def open_binary(path: str | Path) -> io.BufferedIOBase:
     return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
 
 
-def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """(line number, UTF-8 line without its newline); errors name the file and line."""
-    line_no = 0
+def _lines(path: str | Path, errors: str = "strict") -> Iterator[tuple[int, str]]:
+    """(line number, UTF-8 line without its newline); errors name the file and line.
+
+    Args:
+        errors: "strict" (undecodable bytes are an error) or "replace" (they become U+FFFD).
+    """
     try:
         with open_binary(path) as handle:
-            for line_no, raw in enumerate(handle, start=1):
-                yield line_no, _decode(raw, path, line_no).rstrip("\r\n")
+            yield from decode_lines(handle, str(path), errors)
     except (gzip.BadGzipFile, EOFError, zlib.error) as error:
         raise ValueError(f"{path}: cannot be read ({error})") from None
 
 
-def _decode(raw: bytes, path: str | Path, line_no: int) -> str:
+def decode_lines(handle, name: str, errors: str = "strict") -> Iterator[tuple[int, str]]:
+    """Decode a binary line iterator (a file or sys.stdin.buffer) as UTF-8, line by line."""
+    if errors not in ("strict", "replace"):
+        raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    for line_no, raw in enumerate(handle, start=1):
+        yield line_no, _decode(raw, name, line_no, errors).rstrip("\r\n")
+
+
+def _decode(raw: bytes, name: str, line_no: int, errors: str = "strict") -> str:
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8", errors=errors)
     except UnicodeDecodeError as error:
-        raise ValueError(f"{path}:{line_no}: not valid UTF-8 ({error.reason} at byte "
-                         f"{error.start})") from None
+        raise ValueError(f"{name}:{line_no}: not valid UTF-8 ({error.reason} at byte "
+                         f"{error.start}; use --errors replace to substitute)") from None
     return text.removeprefix("\ufeff") if line_no == 1 else text
 
 
@@ -143,10 +153,12 @@ def write_che(labels: Labelled, tokens: tuple[str, ...], path: str | Path) -> No
 
 # ----------------------------------------------------------------------------- plain text
 
-def iter_lines(path: str | Path) -> Iterator[str]:
-    """Yield the non-blank lines of a text file (one document, talk or turn per line)."""
-    for _, line in _lines(path):
-        if line.strip():
+def iter_lines(path: str | Path, keep_blank: bool = False,
+               errors: str = "strict") -> Iterator[str]:
+    """Yield the lines of a text file (one document, talk or turn per line); blank lines
+    are skipped unless `keep_blank`."""
+    for _, line in _lines(path, errors):
+        if keep_blank or line.strip():
             yield line
 
 

@@ -1,6 +1,6 @@
 """Score a punctuated hypothesis file against a reference file (`punctum eval`).
 
-    punctum eval --ref ../shared/data/iwslt2011/test2011 --format che --hyp out.txt --hyp-format text
+    punctum eval --ref ../shared/data/iwslt2011/test2011 --hyp out.txt --hyp-format text
 
 Files are read with `punctum.corpora` and parsed with `punctum.text`; scores come from
 `punctum.metrics`. When the hypothesis has the reference's words, labels are compared word by

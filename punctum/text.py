@@ -515,6 +515,7 @@ def render(
     *,
     lexicon: dict[str, str] | None = None,
     sentence_case: bool = False,
+    sentence_start: bool = True,
 ) -> str:
     """Write words and labels as text.
 
@@ -523,13 +524,14 @@ def render(
         language: an inventory name or an Inventory.
         lexicon: lowercase word -> cased form, used for MIX words without a form.
         sentence_case: capitalise LOWER words that start a sentence.
+        sentence_start: whether the first word starts a sentence (False when continuing
+            text that was rendered earlier).
 
     Returns:
         The text; its words, lowercased, equal `labelled.words`.
     """
     inv = get_inventory(language)
     parts: list[str] = []
-    sentence_start = True
     for i, word in enumerate(labelled.words):
         case = labelled.case[i]
         if sentence_case and sentence_start and case == LOWER:

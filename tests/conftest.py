@@ -43,3 +43,60 @@ def tiny_corpus(tmp_path_factory):
     (folder / "dev.che").write_text(
         "".join(f"{w}\t{p}\n" for w, p in zip(dev.words, dev.post)), encoding="utf-8")
     return folder
+
+
+TINY_RECIPE = """
+[model]
+kind = "cnn_bilstm"
+embed_dim = 24
+conv_channels = 24
+bilstm_hidden = 32
+lstm_hidden = 32
+dropout = 0.1
+
+[tokenizer]
+vocab_size = 200
+
+[data]
+dev = "dev.che"
+max_subwords = 64
+[[data.sources]]
+path = "train.txt"
+
+[train]
+steps = 80
+batch_size = 16
+lr = 0.01
+eval_every = 40
+checkpoint_every = 40
+dev_words = 400
+threads = 1
+"""
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tiny_corpus, tmp_path_factory):
+    """A tiny CNN-BiLSTM trained for a few seconds on the generated corpus."""
+    pytest.importorskip("torch")
+    import tomllib
+
+    from punctum.train.recipe import parse_recipe
+    from punctum.train.trainer import train
+
+    folder = tmp_path_factory.mktemp("tiny_run")
+    recipe = parse_recipe(tomllib.loads(TINY_RECIPE), tiny_corpus, name="tiny")
+    train(recipe, folder, progress=False)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_artifact(tiny_run, tmp_path_factory):
+    """The tiny run exported as an int8 ONNX artifact folder."""
+    from punctum.train.export import ExportOptions, export_artifact, parity_texts
+
+    folder = tmp_path_factory.mktemp("artifact") / "tiny"
+    options = ExportOptions(name="tiny", window_size=24, window_left=6, window_right=4,
+                            lexicon_documents=300)
+    export_artifact(tiny_run / "best.pt", folder, tiny_run / "tokenizer.json", options,
+                    parity_texts(tiny_run / "best.pt"))
+    return folder

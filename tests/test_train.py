@@ -203,8 +203,14 @@ def test_two_process_data_parallel_run(tiny_corpus, tmp_path):
                "--nproc_per_node=2", "-m", "punctum", "train", str(recipe), "--out", str(out),
                "--data-root", str(tiny_corpus), "--no-progress"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    result = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, env=env, start_new_session=True)
+    try:
+        output = process.communicate(timeout=240)[0]
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # torchrun's workers too
+        raise
+    assert process.returncode == 0, output[-3000:]
     assert load_checkpoint(out / "last.pt")["state"]["step"] == 6
     assert Path(out / "best.pt").exists()
 

@@ -1,0 +1,113 @@
+"""IWSLT2011 test2011 accuracy of a model through the public API (`Punctuator.restore`).
+
+    python benchmarks/bench_iwslt.py --model en-tiny --data ../shared/data/iwslt2011
+
+Punctuation: the unpunctuated, lowercased words of Che's test2011 (contractions merged) are
+restored and scored token by token against Che's labels (IWSLT2011 convention, "!" counted
+as PERIOD). Casing: the words of the cased source XML (IWSLT12.TED.MT.tst2011...xml), with
+marks and case stripped, are restored and their case labels scored against the XML
+(LOWER negative). Prints a markdown row (or JSON) for docs/BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+from punctum.evaluation import ScoredFile, load_scored, score
+from punctum.runtime import Punctuator, RestoreOptions
+from punctum.text import get_inventory, parse
+from punctum.windows import WindowConfig
+
+XML_NAME = "IWSLT12.TED.MT.tst2011.en-fr.en.xml"
+
+
+def restore_words(punctuator: Punctuator, words: tuple[str, ...]) -> ScoredFile:
+    """Restore a word sequence as one text and parse the output back into labels."""
+    text = punctuator.restore(" ".join(words), RestoreOptions())
+    labelled = parse(text, punctuator.inventory)
+    return ScoredFile(labelled, is_final=None, has_case=True)
+
+
+def evaluate(punctuator: Punctuator, data: Path) -> dict:
+    """Punctuation scores on test2011 (Che) and casing scores on its cased XML source."""
+    inventory = get_inventory("en")
+    che = load_scored(data / "test2011", "che")
+    start = time.perf_counter()
+    punct = score(che, restore_words(punctuator, che.labelled.words), inventory)
+    seconds = time.perf_counter() - start
+    xml = load_scored(data / XML_NAME, "xml")
+    case = score(xml, restore_words(punctuator, xml.labelled.words), inventory)
+    return {"punct": punct.punct, "case": case.case, "seconds": seconds,
+            "words": len(che.labelled)}
+
+
+def model_facts(punctuator: Punctuator) -> dict:
+    folder = punctuator.artifact.path
+    size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+    meta = punctuator.artifact.meta
+    return {"name": punctuator.artifact.name, "kind": meta["kind"],
+            "precision": meta["model"]["precision"], "size_mb": size / 1e6,
+            "model_mb": punctuator.artifact.model_file.stat().st_size / 1e6,
+            "windows": punctuator.windows}
+
+
+def markdown(result: dict, facts: dict) -> str:
+    punct, case = result["punct"], result["case"]
+    per = punct.per_label
+    cells = [facts["name"], facts["precision"], f"{facts['model_mb']:.1f}"]
+    for label in ("COMMA", "PERIOD", "QUESTION"):
+        prf = per[label]
+        cells.append(f"{prf.precision * 100:.1f} / {prf.recall * 100:.1f} / {prf.f1 * 100:.1f}")
+    overall = punct.overall
+    cells.append(f"{overall.precision * 100:.1f} / {overall.recall * 100:.1f} / "
+                 f"**{overall.f1 * 100:.1f}**")
+    c = case.overall
+    cells.append(f"{c.precision * 100:.1f} / {c.recall * 100:.1f} / **{c.f1 * 100:.1f}**")
+    cells.append(f"{result['seconds']:.2f}")
+    cells.append(f"{_hardware()}, {datetime.date.today().isoformat()}")
+    header = ("| model | weights | model MB | COMMA P/R/F1 | PERIOD P/R/F1 | QUESTION P/R/F1 | "
+              "overall P/R/F1 | casing P/R/F1 | restore s | hardware, date |\n"
+              "|---|---|---|---|---|---|---|---|---|---|")
+    return header + "\n| " + " | ".join(cells) + " |"
+
+
+def _hardware() -> str:
+    cpu = platform.processor() or "x86_64"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            cpu = next(line.split(":", 1)[1].strip() for line in handle
+                       if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count()} cores"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=None, help="model name or folder (default: en-tiny)")
+    parser.add_argument("--data", default="../shared/data/iwslt2011", type=Path)
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--window", type=int, nargs=3, metavar=("SIZE", "LEFT", "RIGHT"),
+                        help="override the model's window settings")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    windows = WindowConfig(*args.window) if args.window else None
+    punctuator = Punctuator.load(args.model, threads=args.threads, windows=windows)
+    result = evaluate(punctuator, args.data)
+    facts = model_facts(punctuator)
+    if args.json:
+        print(json.dumps({"punctuation": result["punct"].to_dict(),
+                          "casing": result["case"].to_dict(), "seconds": result["seconds"],
+                          **{k: str(v) for k, v in facts.items()}}, indent=2))
+    else:
+        print(markdown(result, facts))
+
+
+if __name__ == "__main__":
+    main()

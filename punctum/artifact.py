@@ -1,0 +1,143 @@
+"""Artifact folders: find one by name or path and read its punctum.json (no torch).
+
+An artifact folder holds punctum.json (format version, kind, label inventory, tokenizer and
+window settings, training record, scores), model.onnx, tokenizer.json, lexicon.json and
+optionally weights.safetensors. Bundled artifacts live in punctum/assets/<name>/.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from punctum.text import CASES, Inventory
+
+ARTIFACT_FILE = "punctum.json"
+MODEL_FILE = "model.onnx"
+TOKENIZER_FILE = "tokenizer.json"
+LEXICON_FILE = "lexicon.json"
+WEIGHTS_FILE = "weights.safetensors"
+FORMAT_VERSION = 1
+ASSETS = Path(__file__).parent / "assets"
+DEFAULT_MODEL = "en-tiny"
+_REQUIRED = ("format_version", "kind", "inventory", "tokenizer", "model", "windows")
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A read and checked artifact folder.
+
+    Attributes:
+        path: the folder.
+        meta: punctum.json as a dict.
+        inventory: the label inventory the model predicts.
+        lexicon: lowercase word -> MIX-case form.
+    """
+
+    path: Path
+    meta: dict
+    inventory: Inventory
+    lexicon: dict
+
+    @property
+    def name(self) -> str:
+        return self.meta.get("name") or self.path.name
+
+    @property
+    def model_file(self) -> Path:
+        return self.path / self.meta["model"]["file"]
+
+    @property
+    def tokenizer_file(self) -> Path:
+        return self.path / self.meta["tokenizer"]["file"]
+
+    @property
+    def label_position(self) -> str:
+        return self.meta["tokenizer"].get("label_position", "first")
+
+    @property
+    def case_labels(self) -> tuple[str, ...]:
+        return tuple(self.meta.get("case_labels", CASES))
+
+
+def available_models() -> list[str]:
+    """Names of the artifacts bundled with the package."""
+    if not ASSETS.is_dir():
+        return []
+    return sorted(p.name for p in ASSETS.iterdir() if (p / ARTIFACT_FILE).is_file())
+
+
+def resolve(name_or_path: str | Path | None = None) -> Path:
+    """The folder of a bundled model name, a local folder, or a hub repository id.
+
+    Raises:
+        FileNotFoundError: nothing of that name, with the bundled names listed.
+    """
+    if name_or_path is None:
+        name_or_path = DEFAULT_MODEL
+    path = Path(name_or_path)
+    if path.is_dir():
+        return path
+    if str(name_or_path) in available_models():
+        return ASSETS / str(name_or_path)
+    if path.exists():
+        raise ValueError(f"{path}: is a file; a model is a folder with {ARTIFACT_FILE}")
+    text = str(name_or_path)
+    if text.startswith("hf:") or text.count("/") == 1 and not text.startswith((".", "/")):
+        return _download(text.removeprefix("hf:"))
+    raise FileNotFoundError(f"no model {text!r}: not a folder and not a bundled model "
+                            f"(bundled: {', '.join(available_models()) or 'none'})")
+
+
+def _download(repo_id: str) -> Path:
+    """Fetch an artifact folder from the Hugging Face hub (needs network + huggingface_hub)."""
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:
+        raise FileNotFoundError(f"no local model {repo_id!r}; downloading it needs "
+                                f"huggingface_hub (pip install huggingface_hub)") from None
+    try:
+        return Path(snapshot_download(repo_id))
+    except Exception as error:  # offline, unknown repo, HTTP errors: all one message
+        raise FileNotFoundError(f"could not download model {repo_id!r}: {error}") from None
+
+
+def read_artifact(path: str | Path) -> Artifact:
+    """Read and check an artifact folder.
+
+    Raises:
+        FileNotFoundError: punctum.json or a file it names is missing.
+        ValueError: punctum.json is malformed or from an unknown format version.
+    """
+    path = Path(path)
+    meta = _read_json(path / ARTIFACT_FILE)
+    missing = [key for key in _REQUIRED if key not in meta]
+    if missing:
+        raise ValueError(f"{path / ARTIFACT_FILE}: missing keys {missing}")
+    if meta["format_version"] != FORMAT_VERSION:
+        raise ValueError(f"{path / ARTIFACT_FILE}: format_version {meta['format_version']} "
+                         f"is not supported (expected {FORMAT_VERSION})")
+    try:
+        inventory = Inventory.from_dict(meta["inventory"])
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"{path / ARTIFACT_FILE}: bad inventory ({error})") from None
+    for key in ("model", "tokenizer"):
+        file = path / meta[key]["file"]
+        if not file.is_file():
+            raise FileNotFoundError(f"{file}: missing from the model folder")
+    lexicon_file = path / LEXICON_FILE
+    lexicon = _read_json(lexicon_file) if lexicon_file.exists() else {}
+    return Artifact(path, meta, inventory, lexicon)
+
+
+def _read_json(file: Path) -> dict:
+    if not file.is_file():
+        raise FileNotFoundError(f"{file}: no such file")
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{file}: not valid JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{file}: expected a JSON object")
+    return data

@@ -1,0 +1,375 @@
+"""Punctuator: an artifact folder run by ONNX Runtime (no torch).
+
+    from punctum import Punctuator
+    punctuator = Punctuator.load()                # the bundled default model
+    punctuator.restore("so what do you think i think it's great")
+    # "So, what do you think? I think it's great."
+
+Text -> `text.parse` (existing marks and case normalised away unless kept) -> words ->
+subwords -> double-overlap windows (`windows.py`) -> ONNX model -> per-word probabilities ->
+labels -> `text.render`. The output's words are always the input's words, in order.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from punctum import artifact as artifacts
+from punctum.text import LOWER, MIX, NULL, Labelled, parse, render
+from punctum.tokenizer import SubwordTokenizer
+from punctum.windows import WindowConfig, plan_word_windows, stitch
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RestoreOptions:
+    """How text is restored.
+
+    Args:
+        case: restore casing (False: words keep the input's own casing).
+        keep_existing: keep marks and casing already in the input (default: normalise them
+            away first, so that restoring twice gives the same text).
+        sentence_case: capitalise the first word of every sentence.
+        batch_size: windows per ONNX Runtime call.
+    """
+
+    case: bool = True
+    keep_existing: bool = False
+    sentence_case: bool = True
+    batch_size: int = 16
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.batch_size <= 1024:
+            raise ValueError(f"batch_size must be in [1, 1024], got {self.batch_size}")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Per-word model output.
+
+    Attributes:
+        words: the normalised input words, (n,).
+        post: predicted mark after each word, (n,).
+        case: predicted case of each word, (n,).
+        post_probs: (n, n_post) float32 probabilities over `post_labels`.
+        case_probs: (n, n_case) float32 probabilities over `case_labels`.
+        post_labels, case_labels: the label order of the probability columns.
+    """
+
+    words: tuple[str, ...]
+    post: tuple[str, ...]
+    case: tuple[str, ...]
+    post_probs: np.ndarray
+    case_probs: np.ndarray
+    post_labels: tuple[str, ...]
+    case_labels: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        """JSON-ready: one entry per word with its mark, case and their probabilities."""
+        return {"words": [
+            {"word": w, "mark": p, "case": c,
+             "mark_prob": round(float(pp.max()), 4), "case_prob": round(float(cp.max()), 4)}
+            for w, p, c, pp, cp in zip(self.words, self.post, self.case, self.post_probs,
+                                       self.case_probs)]}
+
+
+@dataclass(frozen=True)
+class Restored:
+    """The result of restoring one text."""
+
+    text: str
+    labelled: Labelled
+    prediction: Prediction
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    exp = np.exp(shifted)
+    return (exp / exp.sum(axis=-1, keepdims=True)).astype(np.float32)
+
+
+class Punctuator:
+    """Restores punctuation and casing with an exported model.
+
+    Args:
+        artifact: a read artifact folder (see `Punctuator.load`).
+        threads: ONNX Runtime intra-op threads (0 = its default).
+        windows: override the artifact's window settings.
+    """
+
+    def __init__(self, artifact: artifacts.Artifact, threads: int = 0,
+                 windows: WindowConfig | None = None) -> None:
+        self.artifact = artifact
+        self.inventory = artifact.inventory
+        self.post_labels = self.inventory.post_labels
+        self.case_labels = artifact.case_labels
+        self.tokenizer = SubwordTokenizer.load(artifact.tokenizer_file, artifact.label_position)
+        self.windows = windows or _window_config(artifact.meta["windows"])
+        self.session = _open_session(artifact.model_file, threads)
+        _check_outputs(self.session, artifact, len(self.post_labels), len(self.case_labels))
+
+    @classmethod
+    def load(cls, name_or_path: str | Path | None = None, threads: int = 0,
+             windows: WindowConfig | None = None) -> Punctuator:
+        """Load a bundled model by name ("en-tiny", the default), a folder, or a hub id."""
+        return cls(artifacts.read_artifact(artifacts.resolve(name_or_path)), threads, windows)
+
+    # ------------------------------------------------------------------------- prediction
+
+    def predict(self, words: Sequence[str]) -> Prediction:
+        """Labels and probabilities for normalised words (see `text.normalize`)."""
+        return self.predict_batch([words])[0]
+
+    def predict_batch(self, batch: Sequence[Sequence[str]],
+                      batch_size: int = 16) -> list[Prediction]:
+        """Predict several word lists, batching their windows by length."""
+        encodings = self.tokenizer.encode_batch([list(w) for w in batch],
+                                                add_special_tokens=False)
+        plans = [plan_word_windows(_word_lengths(e, len(w)), self.windows)
+                 for e, w in zip(encodings, batch)]
+        jobs = [(t, k) for t, plan in enumerate(plans) for k in range(len(plan))]
+        jobs.sort(key=lambda job: _window_length(plans[job[0]][job[1]]))
+        outputs: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        for i in range(0, len(jobs), batch_size):
+            chunk = jobs[i:i + batch_size]
+            results = self._run([(encodings[t].ids, plans[t][k]) for t, k in chunk])
+            outputs.update(zip(chunk, results))
+        return [self._assemble(words, encodings[t], plans[t], outputs, t)
+                for t, words in enumerate(batch)]
+
+    def _run(self, windows) -> list[tuple[np.ndarray, np.ndarray]]:
+        """ONNX Runtime on padded windows; per window (w, n_post) and (w, n_case) probs."""
+        tok = self.tokenizer
+        width = max(w.end - w.start for _, w in windows) + 2
+        ids = np.full((len(windows), width), tok.pad_id, dtype=np.int64)
+        lengths = np.zeros(len(windows), dtype=np.int64)
+        for row, (subwords, w) in enumerate(windows):
+            n = w.end - w.start
+            ids[row, 0], ids[row, 1:n + 1], ids[row, n + 1] = (tok.bos_id, subwords[w.start:w.end],
+                                                                tok.eos_id)
+            lengths[row] = n + 2
+        punct, case = self.session.run(None, {"ids": ids, "lengths": lengths})
+        return [(_softmax(punct[row, 1:n - 1]), _softmax(case[row, 1:n - 1]))
+                for row, n in enumerate(lengths)]
+
+    def _assemble(self, words, encoding, plan, outputs, text_index) -> Prediction:
+        n_post, n_case = len(self.post_labels), len(self.case_labels)
+        post_probs = np.zeros((len(words), n_post), dtype=np.float32)
+        case_probs = np.zeros((len(words), n_case), dtype=np.float32)
+        post_probs[:, 0] = case_probs[:, 0] = 1.0  # words without subwords: null / LOWER
+        if plan:
+            parts = [outputs[(text_index, k)] for k in range(len(plan))]
+            post_sub = stitch([p for p, _ in parts], plan)
+            case_sub = stitch([c for _, c in parts], plan)
+            has = encoding.label_positions >= 0
+            post_probs[has] = post_sub[encoding.label_positions[has]]
+            case_probs[has] = case_sub[encoding.label_positions[has]]
+        post = tuple(self.post_labels[i] for i in post_probs.argmax(-1))
+        case = tuple(self.case_labels[i] for i in case_probs.argmax(-1))
+        return Prediction(tuple(words), post, case, post_probs, case_probs, self.post_labels,
+                          self.case_labels)
+
+    # ------------------------------------------------------------------------- restoring
+
+    def restore(self, text: str, options: RestoreOptions | None = None) -> str:
+        """Punctuated, cased text; "" for empty, whitespace-only or marks-only input."""
+        return self.restore_detailed([text], options)[0].text
+
+    def restore_batch(self, texts: Sequence[str],
+                      options: RestoreOptions | None = None) -> list[str]:
+        """Restore several texts; windows of all texts are batched together by length."""
+        return [r.text for r in self.restore_detailed(texts, options)]
+
+    def restore_detailed(self, texts: Sequence[str],
+                         options: RestoreOptions | None = None) -> list[Restored]:
+        """Like restore_batch, with labels and probabilities (typed results)."""
+        options = options or RestoreOptions()
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"restore expects str, got {type(text).__name__}")
+        inputs = [parse(text, self.inventory) for text in texts]
+        predictions = self.predict_batch([i.words for i in inputs], options.batch_size)
+        results = []
+        for given, prediction in zip(inputs, predictions):
+            labelled = merge_labels(given, prediction, options)
+            text = render(labelled, self.inventory, lexicon=self.artifact.lexicon,
+                          sentence_case=options.sentence_case and options.case)
+            results.append(Restored(text, labelled, prediction))
+        return results
+
+    def stream(self, lookahead: int = 4, options: RestoreOptions | None = None) -> Stream:
+        """A streaming restorer: feed words as an ASR emits them (see `Stream`)."""
+        return Stream(self, lookahead, options or RestoreOptions())
+
+    def restore_lines(self, lines: Iterable[str], options: RestoreOptions | None = None,
+                      chunk_lines: int = 64) -> Iterator[str]:
+        """Restore an iterable of lines (paragraphs), lazily, in bounded memory.
+
+        Very long lines go through `Stream`, so a 1,000,000-word line is fine too.
+        """
+        options = options or RestoreOptions()
+        batch: list[str] = []
+        for line in lines:
+            if len(line) > 200_000:
+                yield from self._flush_lines(batch, options)
+                batch = []
+                yield self._restore_long(line, options)
+                continue
+            batch.append(line)
+            if len(batch) == chunk_lines:
+                yield from self._flush_lines(batch, options)
+                batch = []
+        yield from self._flush_lines(batch, options)
+
+    def _flush_lines(self, batch: list[str], options: RestoreOptions) -> Iterator[str]:
+        if batch:
+            yield from self.restore_batch(batch, options)
+
+    def _restore_long(self, line: str, options: RestoreOptions) -> str:
+        stream = self.stream(lookahead=32, options=options)
+        pieces: list[str] = []
+        tokens = line.split()
+        for i in range(0, len(tokens), 4096):
+            pieces.extend(stream.feed(" ".join(tokens[i:i + 4096])))
+        pieces.extend(stream.flush())
+        return " ".join(pieces)
+
+
+def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOptions) -> Labelled:
+    """Combine predicted labels with what the input already had, as the options say."""
+    post, case, forms = list(prediction.post), list(prediction.case), [None] * len(given)
+    if options.keep_existing:
+        post = [g if g != NULL else p for g, p in zip(given.post, post)]
+        case = [g if g != LOWER else c for g, c in zip(given.case, case)]
+    if not options.case:
+        case = list(given.case)
+    if options.keep_existing or not options.case:
+        forms = [f if c == MIX else None for f, c in zip(given.forms, case)]
+    return Labelled(given.words, tuple(post), tuple(case), given.pre, tuple(forms),
+                    given.abbreviated)
+
+
+class Stream:
+    """Restores words as they arrive: each word is finalised once `lookahead` words of right
+    context have followed it (the on-device paper's streaming use), the rest at `flush()`.
+
+    Feed text or word lists; each call returns the finalised output pieces (words with their
+    marks and casing) in order. Joining all pieces with spaces gives the restored text.
+    """
+
+    def __init__(self, punctuator: Punctuator, lookahead: int,
+                 options: RestoreOptions) -> None:
+        if lookahead < 0:
+            raise ValueError(f"lookahead must be >= 0, got {lookahead}")
+        self.punctuator = punctuator
+        self.lookahead = lookahead
+        self.options = options
+        self.context_words = max(8, punctuator.windows.size // 2)
+        self._pending: list[Labelled] = []
+        self._context: tuple[str, ...] = ()
+        self._sentence_start = True
+
+    def feed(self, text: str | Sequence[str]) -> list[str]:
+        """Add text (or words); return the pieces that are now final."""
+        if not isinstance(text, str):
+            text = " ".join(text)
+        parsed = parse(text, self.punctuator.inventory)
+        if len(parsed):
+            self._pending.append(parsed)
+        return self._finalise(keep=self.lookahead)
+
+    def flush(self) -> list[str]:
+        """Finalise everything still pending (end of the stream)."""
+        return self._finalise(keep=0)
+
+    def _finalise(self, keep: int) -> list[str]:
+        pending = _concat(self._pending)
+        n_final = len(pending) - keep
+        if n_final <= 0:
+            return []
+        words = self._context + pending.words
+        prediction = self.punctuator.predict(words)
+        tail = _slice_prediction(prediction, len(self._context))
+        labelled = merge_labels(pending, tail, self.options)
+        done, rest = _split(labelled, n_final)
+        pieces = self._render_pieces(done)
+        self._pending = [rest] if len(rest) else []
+        self._context = (self._context + done.words)[-self.context_words:]
+        return pieces
+
+    def _render_pieces(self, labelled: Labelled) -> list[str]:
+        inventory = self.punctuator.inventory
+        text = render(labelled, inventory, lexicon=self.punctuator.artifact.lexicon,
+                      sentence_case=self.options.sentence_case and self.options.case,
+                      sentence_start=self._sentence_start)
+        self._sentence_start = labelled.post[-1] in inventory.sentence_final
+        return text.split(" ") if inventory.word_unit == "word" else [text]
+
+
+def _concat(parts: list[Labelled]) -> Labelled:
+    if not parts:
+        return Labelled((), (), ())
+    fields = ("words", "post", "case", "pre", "forms", "abbreviated")
+    return Labelled(*(tuple(v for p in parts for v in getattr(p, f)) for f in fields))
+
+
+def _split(labelled: Labelled, n: int) -> tuple[Labelled, Labelled]:
+    fields = ("words", "post", "case", "pre", "forms", "abbreviated")
+    head = Labelled(*(getattr(labelled, f)[:n] for f in fields))
+    tail = Labelled(*(getattr(labelled, f)[n:] for f in fields))
+    return head, tail
+
+
+def _slice_prediction(prediction: Prediction, start: int) -> Prediction:
+    return replace(prediction, words=prediction.words[start:], post=prediction.post[start:],
+                   case=prediction.case[start:], post_probs=prediction.post_probs[start:],
+                   case_probs=prediction.case_probs[start:])
+
+
+def _word_lengths(encoding, n_words: int) -> np.ndarray:
+    valid = encoding.word_index[encoding.word_index >= 0]
+    return np.bincount(valid, minlength=n_words).astype(np.int64)
+
+
+def _window_length(window) -> int:
+    return window.end - window.start
+
+
+def _window_config(settings: dict) -> WindowConfig:
+    return WindowConfig(size=settings["size"], left=settings["left"], right=settings["right"],
+                        strategy=settings.get("strategy", "double_overlap"))
+
+
+def _open_session(model_file: Path, threads: int):
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if threads:
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+    try:
+        return onnxruntime.InferenceSession(str(model_file), options,
+                                            providers=["CPUExecutionProvider"])
+    except Exception as error:  # ORT raises its own exception types for corrupt models
+        raise ValueError(f"{model_file}: not a loadable ONNX model ({error})") from None
+
+
+def _check_outputs(session, artifact, n_post: int, n_case: int) -> None:
+    """Fail loudly when the model's output sizes disagree with the label lists."""
+    shapes = {o.name: o.shape for o in session.get_outputs()}
+    expected = {"punct_logits": n_post, "case_logits": n_case}
+    for name, size in expected.items():
+        if name not in shapes:
+            raise ValueError(f"{artifact.model_file}: no output {name!r} "
+                             f"(outputs: {sorted(shapes)})")
+        last = shapes[name][-1]
+        if isinstance(last, int) and last != size:
+            raise ValueError(f"{artifact.model_file}: output {name} has {last} labels but "
+                             f"punctum.json lists {size}")

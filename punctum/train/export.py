@@ -1,0 +1,262 @@
+"""Export a training checkpoint as an artifact folder (`punctum export`).
+
+    punctum export runs/en-tiny/best.pt punctum/assets/en-tiny --int8 --name en-tiny
+
+The folder holds punctum.json (format version, kind, label inventory, tokenizer, window
+settings, training record, scores, parity), model.onnx (fp32 or dynamic int8), tokenizer.json,
+lexicon.json (MIX-case forms) and, for fine-tuning, weights.safetensors with the model config
+in punctum.json. ONNX comes from the legacy exporter (``dynamo=False``), which keeps LSTMs in
+a form that dynamic int8 quantization handles. A parity check runs the ONNX model and the
+torch model on sample windows and records the per-word label agreement.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import logging
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from punctum.artifact import (
+    ARTIFACT_FILE,
+    FORMAT_VERSION,
+    LEXICON_FILE,
+    MODEL_FILE,
+    TOKENIZER_FILE,
+    WEIGHTS_FILE,
+)
+from punctum.models import build_model
+from punctum.text import CASES, Inventory, build_casing_lexicon
+from punctum.tokenizer import SubwordTokenizer
+from punctum.train.checkpoint import load_checkpoint
+
+log = logging.getLogger(__name__)
+INPUT_NAMES = ["ids", "lengths"]
+OUTPUT_NAMES = ["punct_logits", "case_logits"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportOptions:
+    """Options of `punctum export`.
+
+    Args:
+        int8: quantize weights to int8 (dynamic quantization).
+        name: model name recorded in punctum.json.
+        min_agreement: fail when the ONNX/torch per-word label agreement is lower.
+        parity_windows: sample windows used for the parity check.
+        lexicon_documents: documents per training source read to build the casing lexicon
+            (0 = no lexicon).
+        window_size, window_left, window_right: default double-overlap windows (subwords).
+        scores: measured scores to record (e.g. from benchmarks).
+        include_weights: also write weights.safetensors (fp32, for fine-tuning; large).
+    """
+
+    int8: bool = True
+    name: str = ""
+    min_agreement: float = 0.995
+    parity_windows: int = 64
+    lexicon_documents: int = 2000
+    window_size: int = 120
+    window_left: int = 40
+    window_right: int = 15
+    scores: dict = dataclasses.field(default_factory=dict)
+    include_weights: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.min_agreement <= 1:
+            raise ValueError(f"min_agreement must be in [0, 1], got {self.min_agreement}")
+        if not 0 <= self.window_left + self.window_right < self.window_size:
+            raise ValueError("window_left + window_right must be smaller than window_size")
+
+
+def load_model_from_checkpoint(path: str | Path) -> tuple[torch.nn.Module, dict]:
+    """Rebuild the model of a checkpoint (no training code needed besides the model file)."""
+    saved = load_checkpoint(path)
+    model = build_model(saved["kind"], saved["model_config"])
+    model.load_state_dict(saved["model"])
+    return model.eval(), saved
+
+
+def export_onnx(model: torch.nn.Module, path: Path) -> None:
+    """Write an fp32 ONNX graph with dynamic batch and time axes."""
+    ids = torch.randint(4, min(model.config.vocab_size, 100), (2, 9), dtype=torch.int64)
+    lengths = torch.tensor([9, 6], dtype=torch.int64)
+    axes = {"ids": {0: "batch", 1: "time"}, "lengths": {0: "batch"},
+            "punct_logits": {0: "batch", 1: "time"}, "case_logits": {0: "batch", 1: "time"}}
+    # The exporter warns about packed-sequence shape inference and batch sizes; the parity
+    # check below is what tells whether the graph is right.
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (ids, lengths), str(path), input_names=INPUT_NAMES,
+                          output_names=OUTPUT_NAMES, dynamic_axes=axes, opset_version=17,
+                          dynamo=False)
+
+
+def quantize_int8(source: Path, target: Path) -> None:
+    """Dynamic int8 quantization of the weights (activations stay float)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # the quantizer logs advice on the root logger
+    try:
+        quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8)
+    finally:
+        root.setLevel(level)
+
+
+def sample_batches(tokenizer: SubwordTokenizer, texts: list[list[str]], n_windows: int,
+                   max_subwords: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Padded (ids, lengths, label_positions) batches of up to 8 windows from word lists."""
+    windows = []
+    for words in texts:
+        for start in range(0, len(words), max_subwords // 2):
+            enc = tokenizer.encode_words(words[start:start + max_subwords // 2])
+            if len(enc) <= max_subwords:
+                windows.append(enc)
+            if len(windows) == n_windows:
+                break
+        if len(windows) == n_windows:
+            break
+    batches = []
+    for i in range(0, len(windows), 8):
+        chunk = windows[i:i + 8]
+        width = max(len(e) for e in chunk)
+        ids = np.full((len(chunk), width), tokenizer.pad_id, dtype=np.int64)
+        for row, enc in enumerate(chunk):
+            ids[row, :len(enc)] = enc.ids
+        lengths = np.asarray([len(e) for e in chunk], dtype=np.int64)
+        positions = [e.label_positions[e.label_positions >= 0] for e in chunk]
+        batches.append((ids, lengths, positions))
+    return batches
+
+
+def label_agreement(model: torch.nn.Module, onnx_path: Path, batches) -> float:
+    """Share of words whose punctuation and case labels agree between torch and ONNX."""
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    same, total = 0, 0
+    for ids, lengths, positions in batches:
+        with torch.no_grad():
+            reference = [t.numpy() for t in model(torch.from_numpy(ids),
+                                                   torch.from_numpy(lengths))]
+        outputs = session.run(OUTPUT_NAMES, {"ids": ids, "lengths": lengths})
+        for row, pos in enumerate(positions):
+            agree = np.ones(len(pos), dtype=bool)
+            for ref, out in zip(reference, outputs):
+                agree &= ref[row, pos].argmax(-1) == out[row, pos].argmax(-1)
+            same += int(agree.sum())
+            total += len(pos)
+    return same / max(total, 1)
+
+
+def _lexicon(saved: dict, documents: int) -> dict[str, str]:
+    """MIX-case forms learned from the first documents of the training sources."""
+    from punctum.corpora import iter_lines
+
+    if documents <= 0:
+        return {}
+    texts = []
+    for source in saved["recipe"]["data"]["sources"]:
+        if source.get("format", "text") != "text" or not Path(source["path"]).exists():
+            continue
+        for number, line in enumerate(iter_lines(source["path"])):
+            if number >= documents:
+                break
+            texts.append(line)
+    return build_casing_lexicon(texts, Inventory.from_dict(saved["inventory"]), min_count=3)
+
+
+def _metadata(saved: dict, options: ExportOptions, agreement: float, n_words: int) -> dict:
+    recipe = saved["recipe"]
+    return {
+        "format_version": FORMAT_VERSION,
+        "name": options.name or recipe.get("name", ""),
+        "kind": saved["kind"],
+        "inventory": saved["inventory"],
+        "case_labels": list(CASES),
+        "tokenizer": {"file": TOKENIZER_FILE, "label_position": saved["label_position"]},
+        "model": {"file": MODEL_FILE, "precision": "int8" if options.int8 else "fp32",
+                  "inputs": INPUT_NAMES, "outputs": OUTPUT_NAMES},
+        "model_config": saved["model_config"],
+        "weights": WEIGHTS_FILE if options.include_weights else None,
+        "windows": {"size": options.window_size, "left": options.window_left,
+                    "right": options.window_right, "strategy": "double_overlap",
+                    "max_subwords": recipe["data"]["max_subwords"]},
+        "training": {"recipe": recipe, "steps": saved["state"]["step"],
+                     "seconds": saved["state"]["seconds"],
+                     "best_dev_f1": saved["state"]["best_f1"]},
+        "parity": {"label_agreement": agreement, "words": n_words},
+        "scores": options.scores,
+        "exported": datetime.date.today().isoformat(),
+    }
+
+
+def export_artifact(checkpoint: str | Path, out_dir: str | Path, tokenizer_path: str | Path,
+                    options: ExportOptions, sample_texts: list[list[str]]) -> dict:
+    """Write the artifact folder; returns its punctum.json contents.
+
+    Raises:
+        ValueError: the ONNX model disagrees with torch on more than 1 - min_agreement of
+            the sample words.
+    """
+    model, saved = load_model_from_checkpoint(checkpoint)
+    tokenizer = SubwordTokenizer.load(tokenizer_path, saved["label_position"])
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        fp32 = Path(tmp) / "fp32.onnx"
+        export_onnx(model, fp32)
+        if options.int8:
+            quantize_int8(fp32, Path(tmp) / MODEL_FILE)
+        else:
+            shutil.copy(fp32, Path(tmp) / MODEL_FILE)
+        batches = sample_batches(tokenizer, sample_texts, options.parity_windows,
+                                 saved["recipe"]["data"]["max_subwords"])
+        agreement = label_agreement(model, Path(tmp) / MODEL_FILE, batches)
+        if agreement < options.min_agreement:
+            raise ValueError(f"ONNX/torch label agreement {agreement:.4f} is below "
+                             f"{options.min_agreement}")
+        shutil.copy(Path(tmp) / MODEL_FILE, out / MODEL_FILE)
+    if options.include_weights:
+        _save_weights(model, out / WEIGHTS_FILE)
+    tokenizer.save(out / TOKENIZER_FILE)
+    (out / LEXICON_FILE).write_text(json.dumps(_lexicon(saved, options.lexicon_documents),
+                                               indent=0, sort_keys=True, ensure_ascii=False))
+    n_words = sum(len(p) for _, _, ps in batches for p in ps)
+    metadata = _metadata(saved, options, agreement, n_words)
+    (out / ARTIFACT_FILE).write_text(json.dumps(metadata, indent=2, ensure_ascii=False))
+    log.info("exported %s: agreement %.4f on %d words", out, agreement, n_words)
+    return metadata
+
+
+def _save_weights(model: torch.nn.Module, path: Path) -> None:
+    from safetensors.torch import save_file
+
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(path))
+
+
+def parity_texts(checkpoint: str | Path, max_words: int = 20000) -> list[list[str]]:
+    """Word lists for the parity check: the recipe's dev set, else its first source."""
+    from punctum.corpora import iter_documents, read_che
+
+    recipe = load_checkpoint(checkpoint)["recipe"]
+    dev = recipe["data"].get("dev")
+    if dev and Path(dev).exists():
+        return [list(read_che(dev).labelled().words[:max_words])]
+    texts, total = [], 0
+    for source in recipe["data"]["sources"]:
+        for document in iter_documents(source["path"]):
+            texts.append(list(document.words))
+            total += len(document)
+            if total >= max_words:
+                return texts
+    return texts

@@ -1,0 +1,100 @@
+"""The `punctum` command line: restore and export, errors as one line with exit code 2."""
+
+import gzip
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from punctum.cli import main
+from punctum.text import normalize
+
+SAMPLE = "do you like the house well i see my car and we visit new york"
+
+
+def _restore(args, tiny_artifact, capsys):
+    code = main(["restore", "--model", str(tiny_artifact), *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_restore_arguments(tiny_artifact, capsys):
+    code, out, _ = _restore([SAMPLE], tiny_artifact, capsys)
+    assert code == 0 and normalize(out) == SAMPLE.split()
+
+
+def test_restore_stdin_keeps_lines_and_blank_lines(tiny_artifact, capsys, monkeypatch):
+    data = f"{SAMPLE}\n\nwe see a boat\n".encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    code, out, _ = _restore([], tiny_artifact, capsys)
+    lines = out.split("\n")
+    assert code == 0 and lines[1] == "" and normalize(lines[2]) == ["we", "see", "a", "boat"]
+
+
+def test_restore_files_to_folder_and_json(tiny_artifact, tmp_path, capsys):
+    a = tmp_path / "a.txt"
+    a.write_text(SAMPLE + "\n", encoding="utf-8")
+    b = tmp_path / "b.txt.gz"
+    with gzip.open(b, "wt", encoding="utf-8") as handle:
+        handle.write("we see a boat\n")
+    out_dir = tmp_path / "out"
+    code, _, _ = _restore(["-i", str(a), "-i", str(b), "-o", str(out_dir)], tiny_artifact,
+                          capsys)
+    assert code == 0
+    assert normalize((out_dir / "a.txt").read_text()) == SAMPLE.split()
+    assert normalize((out_dir / "b.txt").read_text()) == ["we", "see", "a", "boat"]
+    code, out, _ = _restore(["--json", "-i", str(a)], tiny_artifact, capsys)
+    record = json.loads(out.splitlines()[0])
+    assert [w["word"] for w in record["words"]] == SAMPLE.split()
+    assert {"mark", "case", "mark_prob", "case_prob"} <= set(record["words"][0])
+
+
+def test_restore_empty_input_is_empty_output(tiny_artifact, tmp_path, capsys):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("", encoding="utf-8")
+    code, out, err = _restore(["-i", str(empty)], tiny_artifact, capsys)
+    assert code == 0 and out == "" and err == ""
+
+
+@pytest.mark.parametrize(
+    "setup, message",
+    [("missing", "missing.txt: no such file"),
+     ("binary", "not valid UTF-8"),
+     ("model", "no model")],
+)
+def test_restore_errors_are_one_line(tiny_artifact, tmp_path, capsys, setup, message):
+    path = tmp_path / ("missing.txt" if setup == "missing" else "bin.txt")
+    if setup == "binary":
+        path.write_bytes(b"hello\n\xff\xfe world\n")
+    elif setup == "model":
+        path.write_text("hello world\n", encoding="utf-8")
+    model = "no-such-model" if setup == "model" else str(tiny_artifact)
+    code = main(["restore", "--model", model, "-i", str(path)])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_errors_replace_substitutes_bad_bytes(tiny_artifact, tmp_path, capsys):
+    path = tmp_path / "bin.txt"
+    path.write_bytes(b"we see\xff a boat\n")
+    code, out, _ = _restore(["--errors", "replace", "-i", str(path)], tiny_artifact, capsys)
+    assert code == 0 and "\ufffd" in out
+
+
+def test_python_dash_m_entry_point():
+    result = subprocess.run([sys.executable, "-m", "punctum", "--version"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.startswith("punctum ")
+
+
+def test_export_cli(tiny_run, tmp_path, capsys):
+    out = tmp_path / "fp32"
+    code = main(["export", str(tiny_run / "best.pt"), str(out), "--no-int8", "--name", "t"])
+    assert code == 0, capsys.readouterr().err
+    meta = json.loads((out / "punctum.json").read_text())
+    assert meta["model"]["precision"] == "fp32" and meta["name"] == "t"
+    code = main(["export", str(tmp_path / "missing.pt"), str(tmp_path / "x")])
+    assert code == 2 and "missing.pt" in capsys.readouterr().err

@@ -1,0 +1,170 @@
+"""Punctuator over ONNX Runtime: words preserved, batching, streaming, bad artifacts."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from punctum.runtime import Punctuator, RestoreOptions
+from punctum.text import normalize
+from punctum.windows import WindowConfig
+
+SAMPLE = "do you like the house well i see my car and we visit new york"
+
+
+@pytest.fixture(scope="module")
+def punctuator(tiny_artifact):
+    return Punctuator.load(tiny_artifact, threads=1)
+
+
+def _same_words(source: str, restored: str) -> bool:
+    return normalize(source) == normalize(restored)
+
+
+def test_restore_keeps_words_and_adds_marks(punctuator):
+    restored = punctuator.restore(SAMPLE)
+    assert _same_words(SAMPLE, restored)
+    assert restored[0].isupper() and restored[-1] in ".?!"
+    assert "New York" in restored
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t", "?!...", "“ ” ( )"])
+def test_empty_inputs_give_empty_output(punctuator, text):
+    assert punctuator.restore(text) == ""
+
+
+def test_restoring_twice_gives_the_same_text(punctuator):
+    once = punctuator.restore(SAMPLE)
+    assert punctuator.restore(once) == once
+
+
+def test_keep_existing_and_no_case(punctuator):
+    kept = punctuator.restore("we visit NEW york; you see", RestoreOptions(keep_existing=True))
+    assert "NEW" in kept and "york." in kept.lower()
+    no_case = punctuator.restore("we visit NEW york and IBM", RestoreOptions(case=False))
+    written = [w.rstrip(".,?!") for w in no_case.split(" ")]
+    assert written == ["we", "visit", "NEW", "york", "and", "IBM"]
+
+
+def test_predict_returns_probabilities(punctuator):
+    words = SAMPLE.split()
+    prediction = punctuator.predict(words)
+    assert prediction.post_probs.shape == (len(words), len(punctuator.post_labels))
+    assert prediction.case_probs.shape == (len(words), len(punctuator.case_labels))
+    np.testing.assert_allclose(prediction.post_probs.sum(-1), 1.0, atol=1e-5)
+    assert len(prediction.to_dict()["words"]) == len(words)
+
+
+def test_batch_equals_single_and_is_deterministic(punctuator):
+    texts = [SAMPLE, "we see a boat", "", "they paint the garden " * 30]
+    batch = punctuator.restore_batch(texts)
+    assert batch == [punctuator.restore(t) for t in texts]
+    assert batch == punctuator.restore_batch(texts)
+
+
+def test_long_input_matches_single_pass_on_short_text(tiny_artifact):
+    wide = Punctuator.load(tiny_artifact, windows=WindowConfig(size=4000, left=0, right=0))
+    narrow = Punctuator.load(tiny_artifact)  # window of 24 subwords
+    short = "we see a boat"
+    assert narrow.restore(short) == wide.restore(short)
+    long_text = " ".join([SAMPLE] * 40)
+    assert _same_words(long_text, narrow.restore(long_text))
+
+
+def test_stream_finalises_with_lookahead_and_flushes(punctuator):
+    stream = punctuator.stream(lookahead=3)
+    pieces = []
+    for word in SAMPLE.split():
+        got = stream.feed(word)
+        pieces.extend(got)
+        assert len(pieces) <= len(SAMPLE.split())
+    assert len(pieces) == len(SAMPLE.split()) - 3
+    pieces.extend(stream.flush())
+    assert _same_words(SAMPLE, " ".join(pieces))
+    assert stream.flush() == []
+
+
+def test_restore_lines_long_line_uses_stream(punctuator):
+    words = ("we visit new york and they paint the garden " * 25000).split()
+    lines = ["", " ".join(words), "we see a boat"]
+    out = list(punctuator.restore_lines(lines))
+    assert out[0] == "" and len(out) == 3
+    assert normalize(out[1]) == words
+
+
+_ADVERSARIAL = st.one_of(
+    st.text(max_size=60),
+    st.lists(st.sampled_from(["we", "see", "NEW", "york", "U.S.", "3.5", "don't", "?", ",",
+                              "😀", "東京", "é", "-", "\"", "Dr.", "'em", "\x00", "\u200b"]),
+             max_size=30).map(" ".join),
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(_ADVERSARIAL)
+def test_output_words_equal_input_words(punctuator, text):
+    restored = punctuator.restore(text)
+    assert normalize(restored) == normalize(text)
+
+
+def test_runtime_does_not_import_torch(tiny_artifact):
+    code = ("import sys; from punctum.runtime import Punctuator; "
+            f"p = Punctuator.load({str(tiny_artifact)!r}); p.restore('we see a boat'); "
+            "assert 'torch' not in sys.modules, 'torch imported'")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-1500:]
+
+
+# ----------------------------------------------------------------------------- bad artifacts
+
+def _copy(tiny_artifact, tmp_path):
+    target = tmp_path / "copy"
+    shutil.copytree(tiny_artifact, target)
+    return target
+
+
+def test_missing_artifact_and_unknown_name(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no model 'nonexistent-model'"):
+        Punctuator.load("nonexistent-model")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="punctum.json"):
+        Punctuator.load(tmp_path / "empty")
+
+
+def test_corrupt_files_are_named(tiny_artifact, tmp_path):
+    folder = _copy(tiny_artifact, tmp_path)
+    (folder / "model.onnx").write_bytes(b"\x00garbage" * 100)
+    with pytest.raises(ValueError, match="model.onnx: not a loadable ONNX model"):
+        Punctuator.load(folder)
+    folder = _copy(tiny_artifact, tmp_path / "b")
+    (folder / "punctum.json").write_text("{broken", encoding="utf-8")
+    with pytest.raises(ValueError, match="punctum.json: not valid JSON"):
+        Punctuator.load(folder)
+    folder = _copy(tiny_artifact, tmp_path / "c")
+    (folder / "tokenizer.json").unlink()
+    with pytest.raises(FileNotFoundError, match="tokenizer.json"):
+        Punctuator.load(folder)
+
+
+def test_label_count_mismatch_fails_loudly(tiny_artifact, tmp_path):
+    folder = _copy(tiny_artifact, tmp_path)
+    meta = json.loads((folder / "punctum.json").read_text())
+    meta["inventory"]["post_marks"] = meta["inventory"]["post_marks"][:2]
+    (folder / "punctum.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="punct_logits has 5 labels but punctum.json lists 3"):
+        Punctuator.load(folder)
+
+
+def test_export_records_parity_and_settings(tiny_artifact):
+    meta = json.loads((tiny_artifact / "punctum.json").read_text())
+    assert meta["parity"]["label_agreement"] >= 0.995 and meta["parity"]["words"] > 100
+    assert meta["model"]["precision"] == "int8" and meta["kind"] == "cnn_bilstm"
+    assert meta["windows"] == {"size": 24, "left": 6, "right": 4, "max_subwords": 64,
+                               "strategy": "double_overlap"}
+    assert json.loads((tiny_artifact / "lexicon.json").read_text()).get("iphone") == "iPhone"
