@@ -70,6 +70,7 @@ def test_encoded_corpus_and_windows(tiny_corpus):
     sampler = WindowSampler([corpus], [1.0], 40, (2, 3, 0), seed=1)
     batch = sampler.next_batch(16)
     assert batch.ids.shape[1] <= 40 and (batch.ids[:, 0] == 2).all()
+    assert (batch.lengths == batch.lengths[0]).all()  # equal lengths: fast packed backward
     for row, length in enumerate(batch.lengths):
         assert batch.ids[row, length - 1] == 3
         assert (batch.punct[row, length:] == IGNORE).all()
@@ -77,6 +78,23 @@ def test_encoded_corpus_and_windows(tiny_corpus):
     assert windows[0][0] == 0 and windows[-1][1] == len(corpus.ids)
     assert all(a[1] == b[0] for a, b in zip(windows, windows[1:]))
     assert all(corpus.word_start[begin] for begin, _ in windows)
+
+
+def test_equalise_crops_to_the_shortest_and_drops_cut_word_labels():
+    from punctum.train.batching import collate, equalise
+    from punctum.train.data import EncodedCorpus
+
+    # words of 2, 1, 3, 2 subwords: starts at 0, 2, 3, 6
+    starts = np.array([1, 0, 1, 1, 0, 0, 1, 0], dtype=bool)
+    punct = np.where(starts, 1, -1).astype(np.int8)
+    corpus = EncodedCorpus(np.arange(10, 18, dtype=np.int32), punct, punct.copy(), starts,
+                           np.array([0, 8]))
+    windows, ignore_from = equalise([(corpus, 0, 5), (corpus, 2, 8), (corpus, 3, 6)])
+    assert [(b, e) for _, b, e in windows] == [(0, 3), (2, 5), (3, 6)]
+    # row 0 ends at a word start (3): nothing cut; row 1 cuts the word starting at 3
+    assert ignore_from == [3, 1, 3]
+    batch = collate(windows, 2, 3, 0, ignore_from)
+    assert batch.punct[1].tolist() == [IGNORE, 1, IGNORE, IGNORE, IGNORE]
 
 
 def test_sampler_state_resumes_the_same_windows(tiny_corpus):
