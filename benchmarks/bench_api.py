@@ -1,0 +1,111 @@
+"""Speed and memory of `Punctuator` through the public API, tokenization and rendering included.
+
+    python benchmarks/bench_api.py --model en-tiny --data ../shared/data/iwslt2011 --threads 2
+    python benchmarks/bench_api.py --model en-tiny --million     # peak RSS on 1,000,000 words
+
+- bulk: the 12,297 merged words of IWSLT2011 test2011 (lowercased, no marks) restored as one
+  text with `Punctuator.restore`; words per second (median of --repeats after a warm-up).
+- paragraph: a 42-word paragraph, the length of the on-device paper's Table 5 example, restored
+  with `Punctuator.restore`; median milliseconds over 50 runs after warm-up.
+- million (--million): `punctum restore` on a generated file holding 1,000,000 words on one
+  line (the hardest case: no line breaks to cut at), in a child process; its peak resident
+  memory (ru_maxrss) and wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from punctum.corpora import read_che
+from punctum.runtime import Punctuator
+
+# Written for this benchmark: 42 words, starting like the on-device paper's Table 5 example.
+PARAGRAPH = ("but what are the risks i am not technical so i need you to explain it simply "
+             "we have customers in three countries and the data has to stay safe so tell me "
+             "what happens if the servers go down tonight")
+
+
+def median_seconds(function, repeats: int) -> float:
+    function()  # warm-up: session initialisation, allocations
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def bulk(punctuator: Punctuator, data: Path, repeats: int) -> dict:
+    words = read_che(data / "test2011").labelled().words
+    text = " ".join(words)
+    seconds = median_seconds(lambda: punctuator.restore(text), repeats)
+    return {"words": len(words), "seconds": seconds, "words_per_s": len(words) / seconds}
+
+
+def paragraph(punctuator: Punctuator) -> dict:
+    assert len(PARAGRAPH.split()) == 42
+    seconds = median_seconds(lambda: punctuator.restore(PARAGRAPH), 50)
+    return {"ms": seconds * 1000, "output": punctuator.restore(PARAGRAPH)}
+
+
+def million(model: str | None, threads: int) -> dict:
+    """Restore a generated 1,000,000-word file in a child process; its peak RSS."""
+    sentence = "so what do you think about the new plan i think it is great and we should start"
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "million.txt"
+        repeats = -(-1_000_000 // len(sentence.split()))
+        n_words = repeats * len(sentence.split())
+        source.write_text(" ".join([sentence] * repeats) + "\n", encoding="utf-8")
+        command = [sys.executable, "-m", "punctum", "restore", "-i", str(source), "-o",
+                   str(Path(tmp) / "out.txt"), "--threads", str(threads)]
+        if model:
+            command += ["--model", model]
+        start = time.perf_counter()
+        subprocess.run(command, check=True)
+        seconds = time.perf_counter() - start
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return {"words": n_words, "seconds": seconds, "peak_rss_mb": peak_kb / 1024}
+
+
+def hardware() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            cpu = next(line.split(":", 1)[1].strip() for line in handle
+                       if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count()} cores"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=None, help="model name or folder (default: en-tiny)")
+    parser.add_argument("--data", type=Path, default=Path("../shared/data/iwslt2011"))
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--million", action="store_true", help="also the 1M-word memory run")
+    args = parser.parse_args()
+    punctuator = Punctuator.load(args.model, threads=args.threads)
+    result = {"model": punctuator.artifact.name, "threads": args.threads,
+              "bulk": bulk(punctuator, args.data, args.repeats),
+              "paragraph": paragraph(punctuator), "hardware": hardware(),
+              "date": datetime.date.today().isoformat()}
+    if args.million:
+        result["million"] = million(args.model, args.threads)
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
