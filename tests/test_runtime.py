@@ -168,3 +168,14 @@ def test_export_records_parity_and_settings(tiny_artifact):
     assert meta["windows"] == {"size": 24, "left": 6, "right": 4, "max_subwords": 64,
                                "strategy": "double_overlap"}
     assert json.loads((tiny_artifact / "lexicon.json").read_text()).get("iphone") == "iPhone"
+
+
+def test_package_level_api(tiny_artifact):
+    import punctum
+
+    code = "import sys, punctum; assert 'onnxruntime' not in sys.modules"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+    restored = punctum.restore(SAMPLE, model=str(tiny_artifact))
+    assert restored == punctum.load(str(tiny_artifact)).restore(SAMPLE)
+    with pytest.raises(AttributeError):
+        punctum.no_such_name  # noqa: B018
