@@ -33,7 +33,7 @@ from punctum.runtime import Punctuator
 # Written for this benchmark: 42 words, starting like the on-device paper's Table 5 example.
 PARAGRAPH = ("but what are the risks i am not technical so i need you to explain it simply "
              "we have customers in three countries and the data has to stay safe so tell me "
-             "what happens if the servers go down tonight")
+             "what happens if the two servers go down tonight")
 
 
 def median_seconds(function, repeats: int) -> float:

@@ -36,12 +36,15 @@ class RestoreOptions:
         keep_existing: keep marks and casing already in the input (default: normalise them
             away first, so that restoring twice gives the same text).
         sentence_case: capitalise the first word of every sentence.
+        close_text: end a text with a sentence-final mark (the most probable one) when the
+            model left its last word without one; a restored text is a whole text.
         batch_size: windows per ONNX Runtime call.
     """
 
     case: bool = True
     keep_existing: bool = False
     sentence_case: bool = True
+    close_text: bool = True
     batch_size: int = 16
 
     def __post_init__(self) -> None:
@@ -198,6 +201,8 @@ class Punctuator:
         results = []
         for given, prediction in zip(inputs, predictions):
             labelled = merge_labels(given, prediction, options)
+            if options.close_text:
+                labelled = close_text(labelled, prediction, self.inventory)
             text = render(labelled, self.inventory, lexicon=self.artifact.lexicon,
                           sentence_case=options.sentence_case and options.case)
             results.append(Restored(text, labelled, prediction))
@@ -255,6 +260,16 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
                     given.abbreviated)
 
 
+def close_text(labelled: Labelled, prediction: Prediction, inventory) -> Labelled:
+    """Give the last word the most probable sentence-final mark if it has none."""
+    if not len(labelled) or labelled.post[-1] in inventory.sentence_final:
+        return labelled
+    finals = [i for i, label in enumerate(prediction.post_labels)
+              if label in inventory.sentence_final]
+    best = prediction.post_labels[max(finals, key=lambda i: prediction.post_probs[-1, i])]
+    return replace(labelled, post=labelled.post[:-1] + (best,))
+
+
 class Stream:
     """Restores words as they arrive: each word is finalised once `lookahead` words of right
     context have followed it (the on-device paper's streaming use), the rest at `flush()`.
@@ -285,7 +300,7 @@ class Stream:
         return self._finalise(keep=self.lookahead)
 
     def flush(self) -> list[str]:
-        """Finalise everything still pending (end of the stream)."""
+        """Finalise everything still pending (end of the stream), closing the text."""
         return self._finalise(keep=0)
 
     def _finalise(self, keep: int) -> list[str]:
@@ -297,6 +312,8 @@ class Stream:
         prediction = self.punctuator.predict(words)
         tail = _slice_prediction(prediction, len(self._context))
         labelled = merge_labels(pending, tail, self.options)
+        if keep == 0 and self.options.close_text:
+            labelled = close_text(labelled, tail, self.punctuator.inventory)
         done, rest = _split(labelled, n_final)
         pieces = self._render_pieces(done)
         self._pending = [rest] if len(rest) else []

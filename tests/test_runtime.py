@@ -179,3 +179,10 @@ def test_package_level_api(tiny_artifact):
     assert restored == punctum.load(str(tiny_artifact)).restore(SAMPLE)
     with pytest.raises(AttributeError):
         punctum.no_such_name  # noqa: B018
+
+
+def test_text_is_closed_with_a_sentence_mark(punctuator):
+    for text in ["we see a boat", "do you like the house", "well"]:
+        assert punctuator.restore(text)[-1] in ".?!"
+    open_text = punctuator.restore("we see a boat", RestoreOptions(close_text=False))
+    assert normalize(open_text) == ["we", "see", "a", "boat"]
