@@ -193,10 +193,16 @@ def _add_export(subparsers) -> None:
                         help="minimum ONNX/torch per-word label agreement")
     parser.add_argument("--with-weights", action="store_true",
                         help="also write fp32 weights.safetensors (for fine-tuning)")
+    parser.add_argument("--window", type=int, nargs=3, default=(120, 40, 15),
+                        metavar=("SIZE", "LEFT", "RIGHT"),
+                        help="default double-overlap windows in subwords (default 120 40 15)")
+    parser.add_argument("--scores", metavar="JSON",
+                        help="a JSON file of measured scores to record in punctum.json")
     parser.set_defaults(run=_run_export)
 
 
 def _run_export(args) -> int:
+    import json
     from pathlib import Path
 
     try:
@@ -206,8 +212,11 @@ def _run_export(args) -> int:
                           f"({error})") from None
     checkpoint = Path(args.checkpoint)
     tokenizer = Path(args.tokenizer) if args.tokenizer else checkpoint.parent / "tokenizer.json"
+    scores = json.loads(Path(args.scores).read_text(encoding="utf-8")) if args.scores else {}
+    size, left, right = args.window
     options = ExportOptions(int8=args.int8, name=args.name, min_agreement=args.min_agreement,
-                            include_weights=args.with_weights)
+                            include_weights=args.with_weights, window_size=size,
+                            window_left=left, window_right=right, scores=scores)
     meta = export_artifact(checkpoint, args.out_dir, tokenizer, options,
                            parity_texts(checkpoint))
     print(f"wrote {args.out_dir} ({meta['model']['precision']}); ONNX/torch label agreement "
