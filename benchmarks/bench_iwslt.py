@@ -88,6 +88,21 @@ def _hardware() -> str:
     return f"{cpu}, {os.cpu_count()} cores"
 
 
+def record_scores(punctuator: Punctuator, result: dict) -> None:
+    """Store the measured test2011 scores in the artifact's punctum.json."""
+    path = punctuator.artifact.path / "punctum.json"
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    punct, case = result["punct"], result["case"]
+    meta.setdefault("scores", {})["iwslt2011_test2011"] = {
+        "punctuation_f1": round(punct.overall.f1 * 100, 1),
+        "per_mark_f1": {k: round(v.f1 * 100, 1) for k, v in punct.per_label.items()},
+        "casing_f1": round(case.overall.f1 * 100, 1),
+        "measured": datetime.date.today().isoformat(),
+        "script": "benchmarks/bench_iwslt.py",
+    }
+    path.write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=None, help="model name or folder (default: en-tiny)")
@@ -96,11 +111,15 @@ def main() -> None:
     parser.add_argument("--window", type=int, nargs=3, metavar=("SIZE", "LEFT", "RIGHT"),
                         help="override the model's window settings")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--record", action="store_true",
+                        help="write the scores into the model's punctum.json")
     args = parser.parse_args()
     windows = WindowConfig(*args.window) if args.window else None
     punctuator = Punctuator.load(args.model, threads=args.threads, windows=windows)
     result = evaluate(punctuator, args.data)
     facts = model_facts(punctuator)
+    if args.record:
+        record_scores(punctuator, result)
     if args.json:
         print(json.dumps({"punctuation": result["punct"].to_dict(),
                           "casing": result["case"].to_dict(), "seconds": result["seconds"],
