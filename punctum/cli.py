@@ -96,10 +96,11 @@ def _run_train(args) -> int:
 
 def _add_restore(subparsers) -> None:
     parser = subparsers.add_parser(
-        "restore", help="punctuate and case text (the bundled model by default)",
+        "restore", help="punctuate and case text, subtitles or ASR JSON (bundled model default)",
         description="Restore punctuation, casing and sentence boundaries. Text comes from "
                     "the arguments, from --input files, or from stdin; one output line per "
-                    "input line.")
+                    "input line. Subtitles (SRT, WebVTT) and ASR JSON (Whisper, Vosk, NeMo "
+                    "manifests) keep every timing; context flows across cues.")
     parser.add_argument("text", nargs="*", help="text to restore (default: read stdin)")
     parser.add_argument("-i", "--input", action="append", default=[], metavar="FILE",
                         help="read text from FILE (repeatable; .gz read transparently)")
@@ -108,13 +109,33 @@ def _add_restore(subparsers) -> None:
     parser.add_argument("-m", "--model", default=None,
                         help="bundled model name, model folder or hub id (default: en-tiny)")
     parser.add_argument("--json", action="store_true",
-                        help="one JSON object per line: text, words, marks, cases, probs")
+                        help="text input: one JSON object per line: text, words, marks, cases, "
+                             "probs")
     parser.add_argument("--no-case", action="store_true", help="restore marks only")
     parser.add_argument("--keep-existing", action="store_true",
                         help="keep marks and casing already present in the input")
     parser.add_argument("--threads", type=int, default=0, help="ONNX Runtime threads")
     parser.add_argument("--errors", choices=["strict", "replace"], default="strict",
                         help="undecodable input bytes: an error, or replaced by U+FFFD")
+    parser.add_argument("--format", default="auto",
+                        choices=["auto", "text", "srt", "vtt", "whisper", "vosk", "nemo"],
+                        help="input format (default: files by extension and content; stdin "
+                             "and arguments are text)")
+    parser.add_argument("--to", choices=["srt", "vtt", "text", "json"],
+                        help="output format (default: the input's; json: the input's JSON "
+                             "format, Whisper JSON for subtitles, --json for text)")
+    parser.add_argument("--resegment", action="store_true",
+                        help="rebuild subtitle cues at sentence boundaries (srt/vtt output)")
+    parser.add_argument("--max-chars", type=int, metavar="N",
+                        help="--resegment: characters per line (default 42)")
+    parser.add_argument("--max-lines", type=int, metavar="N",
+                        help="--resegment: lines per cue (default 2)")
+    parser.add_argument("--max-duration", type=float, metavar="S",
+                        help="--resegment: seconds per cue (default 7)")
+    parser.add_argument("--text-key", default="pred_text",
+                        help="NeMo manifests: the key to restore (default: pred_text)")
+    parser.add_argument("--output-key",
+                        help="NeMo manifests: the key to write (default: --text-key)")
     parser.set_defaults(run=_run_restore)
 
 
@@ -122,39 +143,119 @@ def _run_restore(args) -> int:
     from punctum.runtime import Punctuator, RestoreOptions
 
     options = RestoreOptions(case=not args.no_case, keep_existing=args.keep_existing)
+    layout = _restore_layout(args)
     sources = _restore_sources(args)
+    for name, input_format, _ in sources:
+        _restore_check(args, name, input_format)
     if args.output and len(sources) > 1:
         os.makedirs(args.output, exist_ok=True)
     punctuator = Punctuator.load(args.model, threads=args.threads)
-    for name, lines in sources:
-        target = _restore_target(args.output, name, len(sources))
-        with _open_output(target) as out:
-            for line in _restore_lines(punctuator, lines, options, args.json):
-                out.write(line + "\n")
+    for name, input_format, lines in sources:
+        output_format = _restore_output_format(args.to, input_format)
+        target = _restore_target(args.output, name, len(sources), input_format, output_format)
+        if input_format == "text" and output_format == "text":
+            with _open_output(target) as out:
+                for line in _restore_lines(punctuator, lines, options,
+                                           args.json or args.to == "json"):
+                    out.write(line + "\n")
+        else:
+            _restore_transcript(args, punctuator, options, layout, (name, input_format, lines),
+                                target)
     return 0
 
 
-def _restore_sources(args) -> list[tuple[str, object]]:
-    """(name, line iterator) per input: the arguments, the files, or stdin."""
+def _restore_layout(args):
+    """ResegmentOptions from --max-* (validated before the model loads), or None."""
+    from punctum.formats import ResegmentOptions
+
+    limits = {"max_chars_per_line": args.max_chars, "max_lines": args.max_lines,
+              "max_duration": args.max_duration}
+    given = {key: value for key, value in limits.items() if value is not None}
+    if not args.resegment:
+        if given:
+            raise ValueError("--max-chars, --max-lines and --max-duration need --resegment")
+        return None
+    return ResegmentOptions(**given)
+
+
+def _restore_sources(args) -> list[tuple[str, str, object]]:
+    """(name, format, line iterator) per input: the arguments, the files, or stdin."""
     from punctum.corpora import decode_lines, iter_lines
 
     if args.text and args.input:
         raise ValueError("give text arguments or --input files, not both")
+    default = "text" if args.format == "auto" else args.format
     if args.text:
-        return [("<arguments>", iter([" ".join(args.text)]))]
+        return [("<arguments>", default, iter([" ".join(args.text)]))]
     if args.input:
         for path in args.input:  # fail on a missing file before any output is written
             if not os.path.isfile(path):
                 raise FileNotFoundError(f"{path}: no such file")
-        return [(p, iter_lines(p, keep_blank=True, errors=args.errors)) for p in args.input]
-    return [("<stdin>", (line for _, line in decode_lines(sys.stdin.buffer, "<stdin>",
-                                                          args.errors)))]
+        return [(p, _restore_format(args.format, p),
+                 iter_lines(p, keep_blank=True, errors=args.errors)) for p in args.input]
+    return [("<stdin>", default, (line for _, line in decode_lines(sys.stdin.buffer, "<stdin>",
+                                                                   args.errors)))]
 
 
-def _restore_target(output: str | None, name: str, n_sources: int) -> str | None:
+def _restore_format(requested: str, path: str) -> str:
+    from punctum.formats import detect_format
+
+    if requested != "auto":
+        return requested
+    if path.endswith(".gz"):
+        return "text"  # compressed input is read line by line as text
+    return detect_format(path)
+
+
+def _restore_output_format(to: str | None, input_format: str) -> str:
+    """--to as a format name: json is the input's JSON format (Whisper for subtitles)."""
+    if to is None or (to == "json" and input_format == "text"):
+        return input_format
+    if to == "json":
+        return input_format if input_format in ("whisper", "vosk", "nemo") else "whisper"
+    return to
+
+
+def _restore_check(args, name: str, input_format: str) -> None:
+    """Option conflicts for one input, before the model loads or any output is written."""
+    output_format = _restore_output_format(args.to, input_format)
+    if args.json and input_format != "text":
+        raise ValueError(f"{name}: --json is for text input; use --to json for "
+                         f"{input_format} input")
+    if input_format in ("text", "nemo") and output_format in ("srt", "vtt"):
+        raise ValueError(f"{name}: {input_format} input has no timings; cannot write "
+                         f"{output_format}")
+    if args.resegment and output_format not in ("srt", "vtt"):
+        raise ValueError(f"{name}: --resegment builds subtitle cues; add --to srt or --to vtt "
+                         f"(output format here: {output_format})")
+
+
+def _restore_transcript(args, punctuator, options, layout, source, target) -> None:
+    """Read, restore, convert, optionally resegment and write one subtitle or JSON input."""
+    from punctum import formats
+
+    name, input_format, lines = source
+    if name.startswith("<"):
+        transcript = formats.loads("\n".join(lines) + "\n", input_format, name, args.text_key)
+    else:
+        transcript = formats.read(name, input_format, args.text_key, args.errors)
+    restored = formats.restore_transcript(transcript, punctuator, options)
+    result = formats.convert(restored, _restore_output_format(args.to, input_format))
+    if layout is not None:
+        result = formats.resegment(result, layout, punctuator.inventory)
+    formats.write(result, target or sys.stdout, output_key=args.output_key)
+
+
+def _restore_target(output: str | None, name: str, n_sources: int, input_format: str = "text",
+                    output_format: str = "text") -> str | None:
     if output is None or n_sources == 1:
         return output
-    return os.path.join(output, os.path.basename(name).removesuffix(".gz"))
+    base = os.path.basename(name).removesuffix(".gz")
+    if output_format != input_format:
+        from punctum.formats import EXTENSIONS
+
+        base = os.path.splitext(base)[0] + EXTENSIONS[output_format]
+    return os.path.join(output, base)
 
 
 def _open_output(target: str | None):

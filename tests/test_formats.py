@@ -1,0 +1,637 @@
+"""Subtitle and ASR-JSON formats: round trips, restoring across cues, resegmenting, errors."""
+
+import io
+import json
+import re
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from punctum import formats
+from punctum.cli import main
+from punctum.formats import ResegmentOptions, Transcript
+from punctum.runtime import Prediction, Punctuator, RestoreOptions
+from punctum.text import get_inventory, normalize, parse
+
+# ----------------------------------------------------------------------------- sample files
+
+SRT = """1
+00:00:01,000 --> 00:00:03,500
+so what do you
+
+2
+00:00:03,600 --> 00:00:06,000
+<i>think about it</i> i think
+it is great
+
+3
+00:00:06,500 --> 00:01:02,345 X1:10 X2:20
+- well we see
+- a boat
+"""
+
+VTT = """WEBVTT - a talk
+Kind: captions
+
+STYLE
+::cue { color: yellow }
+
+NOTE written by hand
+
+intro
+00:01.000 --> 00:03.500 align:start position:10%
+<v Alice>so what do you</v>
+
+NOTE between cues
+
+00:03.600 --> 00:06.000
+<v.loud Bob>think <00:04.500>about it i think
+it is great
+"""
+
+WHISPER = {
+    "text": " so what do you think about it i think it is great",
+    "segments": [
+        {"id": 0, "seek": 0, "start": 0.0, "end": 2.5, "text": " so what do you",
+         "tokens": [50364, 370], "temperature": 0.0, "avg_logprob": -0.2,
+         "words": [
+             {"word": " so", "start": 0.0, "end": 0.4, "probability": 0.91},
+             {"word": " what", "start": 0.4, "end": 0.9, "probability": 0.95},
+             {"word": " do", "start": 0.9, "end": 1.5, "probability": 0.99},
+             {"word": " you", "start": 1.5, "end": 2.5, "probability": 0.97}]},
+        {"id": 1, "seek": 0, "start": 2.5, "end": 6, "text": " think about it i think it is great",
+         "tokens": [1], "temperature": 0.0, "avg_logprob": -0.3,
+         "words": [
+             {"word": " think", "start": 2.5, "end": 3.0, "probability": 0.9},
+             {"word": " about", "start": 3.0, "end": 3.4, "probability": 0.9},
+             {"word": " it", "start": 3.4, "end": 3.6, "probability": 0.9},
+             {"word": " i", "start": 4.0, "end": 4.2, "probability": 0.9},
+             {"word": " think", "start": 4.2, "end": 4.7, "probability": 0.9},
+             {"word": " it", "start": 4.7, "end": 4.9, "probability": 0.9},
+             {"word": " is", "start": 4.9, "end": 5.2, "probability": 0.9},
+             {"word": " great", "start": 5.2, "end": 6, "probability": 0.9}]},
+    ],
+    "language": "en",
+}
+
+WHISPER_NO_WORDS = {
+    "text": " so what do you think about it. I think it is great",
+    "segments": [
+        {"id": 0, "start": 0.0, "end": 2.5, "text": " so what do you think"},
+        {"id": 1, "start": 2.5, "end": 6.0, "text": " about it. I think it is great"},
+    ],
+    "language": "en",
+}
+
+
+def _vosk_result(words, start):
+    result = [{"conf": 1.0, "end": round(start + 0.5 * (k + 1), 2), "start": round(
+        start + 0.5 * k, 2), "word": w} for k, w in enumerate(words)]
+    return {"result": result, "text": " ".join(words)}
+
+
+VOSK = _vosk_result("so what do you think about it".split(), 0.0)
+VOSK_LINES = [{"partial": "so what"}, VOSK,
+              _vosk_result("i think it is great".split(), 4.0), {"text": ""}]
+
+NEMO = [
+    {"audio_filepath": "a.wav", "duration": 2.5, "text": "So, what?",
+     "pred_text": "so what do you think"},
+    {"audio_filepath": "b.wav", "duration": 3.0, "text": "Café.", "pred_text": "i like the café"},
+]
+
+TEXT = "so what do you think  about it\n\ni think it is great\n"
+
+REFERENCE = ("So, what do you think about it? I think it is great. Well, we see a boat. "
+             "I like the café.")
+
+
+def _json(value, **kwargs) -> str:
+    return json.dumps(value, **kwargs) + "\n"
+
+
+def _lines(values, **kwargs) -> str:
+    return "".join(json.dumps(v, **kwargs) + "\n" for v in values)
+
+
+SAMPLES = {
+    "srt": ("talk.srt", SRT),
+    "srt-crlf-bom": ("talk.srt", "\ufeff" + SRT.replace("\n", "\r\n")),
+    "vtt": ("talk.vtt", VTT),
+    "whisper": ("whisper.json", json.dumps(WHISPER)),
+    "whisper-indent": ("whisper.json", _json(WHISPER, indent=2, ensure_ascii=False)),
+    "whisper-no-words": ("segments.json", _json(WHISPER_NO_WORDS, indent=4)),
+    "vosk": ("vosk.json", _json(VOSK, indent=2)),
+    "vosk-list": ("vosk.json", _json([VOSK, VOSK_LINES[2]])),
+    "vosk-lines": ("vosk.jsonl", _lines(VOSK_LINES)),
+    "nemo": ("manifest.json", _lines(NEMO)),
+    "nemo-unicode": ("manifest.jsonl", _lines(NEMO, ensure_ascii=False, separators=(",", ":"))),
+    "text": ("notes.txt", TEXT),
+}
+FORMAT_OF = {"srt": "srt", "srt-crlf-bom": "srt", "vtt": "vtt", "whisper": "whisper",
+             "whisper-indent": "whisper", "whisper-no-words": "whisper", "vosk": "vosk",
+             "vosk-list": "vosk", "vosk-lines": "vosk", "nemo": "nemo",
+             "nemo-unicode": "nemo", "text": "text"}
+
+
+def _write(tmp_path, name: str, content: str):
+    path = tmp_path / name
+    path.write_bytes(content.encode("utf-8"))
+    return path
+
+
+# ----------------------------------------------------------------------------- a scripted model
+
+class ScriptedPunctuator:
+    """Stands in for a Punctuator: predicts the labels `reference` gives its words.
+
+    Each predicted word sequence must be a run of the reference's words, so the tests decide
+    exactly what the "model" says and check only what formats.py does with it.
+    """
+
+    def __init__(self, reference: str, language: str = "en") -> None:
+        self.inventory = get_inventory(language)
+        self.reference = parse(reference, self.inventory)
+        lexicon = {w: f for w, f in zip(self.reference.words, self.reference.forms) if f}
+        self.artifact = SimpleNamespace(lexicon=lexicon)
+        self.calls: list[list[str]] = []
+
+    def predict_batch(self, batch, batch_size: int = 16) -> list[Prediction]:
+        self.calls.extend(list(words) for words in batch)
+        return [self._predict(list(words)) for words in batch]
+
+    def _predict(self, words: list[str]) -> Prediction:
+        ref = self.reference
+        n = len(words)
+        starts = [i for i in range(len(ref.words) - n + 1) if list(ref.words[i:i + n]) == words]
+        assert starts, f"{words} is not a run of the reference"
+        i = starts[0]
+        post_labels, case_labels = self.inventory.post_labels, self.inventory.case_labels
+        post, case = ref.post[i:i + n], ref.case[i:i + n]
+        post_probs = np.eye(len(post_labels), dtype=np.float32)[
+            [post_labels.index(p) for p in post]]
+        case_probs = np.eye(len(case_labels), dtype=np.float32)[
+            [case_labels.index(c) for c in case]]
+        return Prediction(tuple(words), post, case, post_probs, case_probs, post_labels,
+                          case_labels)
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_artifact):
+    return Punctuator.load(tiny_artifact, threads=1)
+
+
+# ----------------------------------------------------------------------------- round trips
+
+@pytest.mark.parametrize("sample", sorted(SAMPLES))
+def test_round_trip_is_byte_identical(tmp_path, sample):
+    name, content = SAMPLES[sample]
+    path = _write(tmp_path, name, content)
+    assert formats.detect_format(path) == FORMAT_OF[sample]
+    transcript = formats.read(path)
+    assert transcript.format == FORMAT_OF[sample]
+    assert formats.dumps(transcript) == content
+    out = tmp_path / ("out" + path.suffix)
+    formats.write(transcript, out)
+    assert out.read_bytes() == content.encode("utf-8")
+
+
+def test_round_trip_to_a_stream():
+    stream = io.StringIO()
+    formats.write(formats.loads(SRT, "srt"), stream)
+    assert stream.getvalue() == SRT
+
+
+def test_non_canonical_subtitles_are_written_canonically():
+    sloppy = ("1\n0:00:01.000 --> 00:00:02,000\nhello\n\n\n\n2\n00:00:02,000 --> 00:00:03,000"
+              "\nthere\n\n\n")
+    canonical = ("1\n00:00:01,000 --> 00:00:02,000\nhello\n\n2\n00:00:02,000 --> 00:00:03,000"
+                 "\nthere\n\n\n")
+    transcript = formats.loads(sloppy, "srt")
+    assert formats.dumps(transcript) == canonical
+    assert formats.loads(canonical, "srt") == transcript
+    tight = "1\n00:00:01,000-->00:00:02,000\nhi\n"
+    assert formats.sniff_format(tight) == "srt"
+    assert formats.dumps(formats.loads(tight)) == tight.replace("-->", " --> ")
+    mixed = "WEBVTT\n\n00:01.000 --> 01:00:02.500\nhello\n"
+    assert formats.dumps(formats.loads(mixed, "vtt")) == (
+        "WEBVTT\n\n00:00:01.000 --> 01:00:02.500\nhello\n")
+
+
+def test_json_round_trip_keeps_values_in_other_styles():
+    vosk_style = '{\n  "result" : [{\n      "conf" : 1.000000,\n      "end" : 0.5,\n' \
+                 '      "start" : 0.0,\n      "word" : "hi"\n    }],\n  "text" : "hi"\n}'
+    transcript = formats.loads(vosk_style, "auto")
+    assert transcript.format == "vosk"
+    assert json.loads(formats.dumps(transcript)) == json.loads(vosk_style)
+
+
+def test_reading_keeps_timings_markup_and_blocks():
+    srt = formats.loads(SRT, "srt")
+    assert [(c.start, c.end) for c in srt.cues] == [(1.0, 3.5), (3.6, 6.0), (6.5, 62.345)]
+    assert srt.cues[1].tokens[0].before == "<i>" and srt.cues[1].tokens[3].before == "</i> "
+    assert srt.cues[2].settings == "X1:10 X2:20" and srt.cues[2].tokens[0].text == "-"
+    vtt = formats.loads(VTT, "vtt")
+    assert vtt.cues[0].identifier == "intro" and vtt.cues[0].settings.startswith("align")
+    assert [t.text for t in vtt.cues[1].tokens][:3] == ["think", "about", "it"]
+    assert [index for index, _ in vtt.meta["blocks"]] == [0, 0, 1]
+    assert vtt.meta["hours"] is False
+    whisper = formats.loads(json.dumps(WHISPER), "whisper")
+    word = whisper.cues[0].tokens[1]
+    assert (word.text, word.before, word.start, word.end) == ("what", " ", 0.4, 0.9)
+    vosk = formats.loads(_lines(VOSK_LINES), "vosk")
+    assert [len(c.tokens) for c in vosk.cues] == [0, 7, 5, 0]
+
+
+def test_empty_files_give_empty_transcripts():
+    for format in ("srt", "text", "vosk", "nemo", "whisper"):
+        transcript = formats.loads("", format)
+        assert transcript.cues == ()
+    assert formats.dumps(formats.loads("", "srt")) == ""
+    assert formats.dumps(formats.loads("WEBVTT\n", "vtt")) == "WEBVTT\n"
+    empty = formats.loads("", "srt")
+    assert formats.restore_transcript(empty, ScriptedPunctuator(REFERENCE)) == empty
+
+
+def test_tokens_split_keeps_every_character():
+    for text in ["", "  ", "a  b\n c ", "<i>x</i>, {\\an8}y", "<b></b>"]:
+        tokens = formats.split_tokens(text, markup=True)
+        assert "".join(t.before + t.text + t.after for t in tokens) == text
+    assert [t.text for t in formats.split_tokens("<i>hello</i>, you", markup=True)] == [
+        "hello", ",", "you"]
+    assert [t.text for t in formats.split_tokens("R&amp;D &amp; co", markup=True)] == [
+        "R", "D", "co"]
+
+
+# ----------------------------------------------------------------------------- restoring
+
+def _restored_cues(content: str, format: str, reference: str = REFERENCE, **options):
+    punctuator = ScriptedPunctuator(reference)
+    transcript = formats.loads(content, format)
+    restored = formats.restore_transcript(transcript, punctuator, RestoreOptions(**options))
+    return transcript, restored, punctuator
+
+
+def test_context_flows_across_cues():
+    _, restored, punctuator = _restored_cues(SRT, "srt")
+    assert [c.text for c in restored.cues] == [
+        "So, what do you",
+        "<i>think about it?</i> I think\nit is great.",
+        "- Well, we see\n- a boat."]
+    assert len(punctuator.calls) == 1  # the whole file is one word sequence
+
+
+def test_sentence_case_follows_the_previous_cue():
+    reference = "We are done. And you, my friend, see a boat."
+    srt = ("1\n00:00:01,000 --> 00:00:02,000\nwe are done\n\n"
+           "2\n00:00:02,000 --> 00:00:03,000\nand you\n\n"
+           "3\n00:00:03,000 --> 00:00:04,000\nmy friend see a boat\n")
+    _, restored, _ = _restored_cues(srt, "srt", reference)
+    assert [c.text for c in restored.cues] == ["We are done.", "And you,",
+                                               "my friend, see a boat."]
+
+
+def test_restoring_whisper_rebuilds_segment_text_from_words():
+    content = json.dumps(WHISPER)
+    transcript, restored, _ = _restored_cues(content, "whisper")
+    out = json.loads(formats.dumps(restored))
+    segments = out["segments"]
+    assert [w["word"] for w in segments[0]["words"]] == [" So,", " what", " do", " you"]
+    assert segments[0]["text"] == " So, what do you"
+    assert segments[1]["text"] == " think about it? I think it is great."
+    assert out["text"] == "".join(s["text"] for s in segments)
+    for new, old in zip(segments, WHISPER["segments"]):
+        assert {k: v for k, v in new.items() if k not in ("text", "words")} == {
+            k: v for k, v in old.items() if k not in ("text", "words")}
+        assert [{k: v for k, v in w.items() if k != "word"} for w in new["words"]] == [
+            {k: v for k, v in w.items() if k != "word"} for w in old["words"]]
+    assert out["language"] == "en" and list(out) == list(WHISPER)
+
+
+def test_restoring_whisper_without_words_uses_segment_text():
+    _, restored, punctuator = _restored_cues(json.dumps(WHISPER_NO_WORDS), "whisper")
+    out = json.loads(formats.dumps(restored))
+    assert [s["text"] for s in out["segments"]] == [" So, what do you think",
+                                                    " about it? I think it is great."]
+    assert punctuator.calls[0][-1] == "great"
+
+
+def test_vosk_partials_are_kept_and_text_is_rebuilt():
+    _, restored, punctuator = _restored_cues(_lines(VOSK_LINES), "vosk")
+    records = [json.loads(line) for line in formats.dumps(restored).splitlines()]
+    assert records[0] == {"partial": "so what"} and records[3] == {"text": ""}
+    assert records[1]["text"] == "So, what do you think about it?"
+    assert records[2]["text"] == "I think it is great."
+    assert [w["conf"] for w in records[1]["result"]] == [1.0] * 7
+    assert punctuator.calls == ["so what do you think about it i think it is great".split()]
+
+
+def test_manifest_lines_are_separate_texts_and_output_key():
+    content = _lines(NEMO)
+    _, restored, punctuator = _restored_cues(content, "nemo")
+    assert len(punctuator.calls) == 2
+    records = [json.loads(line) for line in formats.dumps(restored, "restored").splitlines()]
+    assert records[0]["pred_text"] == "so what do you think"  # kept: written to "restored"
+    assert records[0]["restored"] == "So, what do you think."  # closed as its own text
+    assert records[1]["restored"] == "I like the café."
+    same_key = [json.loads(line) for line in formats.dumps(restored).splitlines()]
+    assert same_key[1]["pred_text"] == "I like the café." and list(same_key[1]) == list(NEMO[1])
+
+
+def test_text_lines_are_separate_paragraphs():
+    _, restored, punctuator = _restored_cues(TEXT, "text")
+    assert formats.dumps(restored) == ("So, what do you think  about it?\n\n"
+                                       "I think it is great.\n")
+    assert len(punctuator.calls) == 2
+
+
+def test_tokens_without_words_stay_and_cjk_runs_render_together():
+    vtt = "WEBVTT\n\n00:01.000 --> 00:02.000\n你好吗 —\n\n00:02.000 --> 00:03.000\n我很好\n"
+    punctuator = ScriptedPunctuator("你好吗？我很好。", "zh")
+    restored = formats.restore_transcript(formats.loads(vtt, "vtt"), punctuator)
+    assert [c.text for c in restored.cues] == ["你好吗？ —", "我很好。"]
+
+
+def test_options_keep_existing_and_no_case():
+    srt = "1\n00:00:01,000 --> 00:00:02,000\nSo what do you think, about NASA\n"
+    transcript = formats.loads(srt, "srt")
+    punctuator = ScriptedPunctuator("so, what do you think about nasa")
+    no_case = formats.restore_transcript(transcript, punctuator, RestoreOptions(case=False))
+    assert no_case.cues[0].text == "So, what do you think about NASA."
+    punctuator = ScriptedPunctuator("so what do you think about nasa")
+    kept = formats.restore_transcript(transcript, punctuator,
+                                      RestoreOptions(keep_existing=True))
+    assert kept.cues[0].text == "So what do you think, about NASA."
+    default = formats.restore_transcript(transcript, punctuator)
+    assert default.cues[0].text == "So what do you think about nasa."
+
+
+@pytest.mark.parametrize("sample", sorted(SAMPLES))
+def test_tiny_model_changes_only_marks_and_case(tiny, sample):
+    name, content = SAMPLES[sample]
+    transcript = formats.loads(content, FORMAT_OF[sample], name)
+    restored = formats.restore_transcript(transcript, tiny)
+    assert len(restored.cues) == len(transcript.cues)
+    for old, new in zip(transcript.cues, restored.cues):
+        assert (old.start, old.end, old.identifier, old.settings) == (
+            new.start, new.end, new.identifier, new.settings)
+        assert len(old.tokens) == len(new.tokens)
+        for a, b in zip(old.tokens, new.tokens):
+            assert normalize(a.text) == normalize(b.text)
+            assert (a.start, a.end, a.before, a.after) == (b.start, b.end, b.before, b.after)
+    again = formats.loads(formats.dumps(restored), FORMAT_OF[sample], name)
+    assert [(c.start, c.end) for c in again.cues] == [(c.start, c.end) for c in transcript.cues]
+    assert [normalize(t.text) for t in again.tokens] == [normalize(t.text)
+                                                         for t in transcript.tokens]
+
+
+# ----------------------------------------------------------------------------- resegmenting
+
+def _whisper_long(n_sentences: int) -> str:
+    words, t = [], 0.0
+    for s in range(n_sentences):
+        for k, word in enumerate(f"sentence {s} has quite a few words in it that go on".split()):
+            words.append({"word": f" {word}" + ("." if k == 11 else ""), "start": round(t, 2),
+                          "end": round(t + 0.3, 2)})
+            t += 0.35
+    return json.dumps({"text": "", "segments": [
+        {"id": 0, "start": 0.0, "end": round(t, 2), "text": "", "words": words}]})
+
+
+def _check_limits(transcript: Transcript, options: ResegmentOptions, words: list[str]):
+    assert [w for c in transcript.cues for w in normalize(c.text)] == words
+    previous_end = 0.0
+    for cue in transcript.cues:
+        lines = cue.text.split("\n")
+        single = len(normalize(cue.text)) == 1
+        assert cue.start >= previous_end and cue.end >= cue.start
+        assert single or len(lines) <= options.max_lines
+        assert single or cue.end - cue.start <= options.max_duration + 1e-9
+        for line in lines:
+            assert len(line) <= options.max_chars_per_line or " " not in line
+        previous_end = cue.end
+
+
+@pytest.mark.parametrize("limits", [(42, 2, 7.0), (20, 1, 3.0), (12, 3, 30.0)])
+def test_resegment_word_timings_respects_limits(limits):
+    options = ResegmentOptions(*limits)
+    whisper = formats.loads(_whisper_long(4), "whisper")
+    words = normalize(" ".join(t.text for t in whisper.tokens))
+    cues = formats.resegment(formats.convert(whisper, "srt"), options)
+    _check_limits(cues, options, words)
+    if limits == (42, 2, 7.0):  # a sentence fits in a cue, two do not: one cue each
+        assert [c.text.count(".") for c in cues.cues] == [1] * 4
+        assert all(c.text.endswith(".") for c in cues.cues)
+    starts = {t.start for t in whisper.tokens}
+    assert all(c.start in starts for c in cues.cues)  # cue times come from word times
+    round_trip = formats.loads(formats.dumps(cues), "srt")
+    assert len(round_trip.cues) == len(cues.cues)
+
+
+def test_resegment_interpolates_inside_cues_and_moves_notes():
+    text = " ".join(f"word{k:02d}" for k in range(30)) + "."
+    vtt = f"WEBVTT\n\nNOTE first\n\n00:00:10.000 --> 00:00:20.000\n{text}\n\nNOTE last\n"
+    options = ResegmentOptions(max_chars_per_line=20, max_lines=2, max_duration=10)
+    result = formats.resegment(formats.loads(vtt, "vtt"), options)
+    _check_limits(result, options, normalize(text))
+    assert result.cues[0].start == 10.0 and result.cues[-1].end == 20.0
+    spans = [c.end - c.start for c in result.cues]
+    chars = [len(c.text.replace("\n", "").replace(" ", "")) for c in result.cues]
+    assert np.allclose(np.array(spans) / sum(spans), np.array(chars) / sum(chars))
+    assert result.meta["blocks"] == ((0, "NOTE first"), (len(result.cues), "NOTE last"))
+    assert formats.dumps(result).startswith("WEBVTT\n\nNOTE first\n\n00:00:10.000 --> ")
+
+
+def test_resegment_prefers_a_comma_for_long_sentences():
+    srt = ("1\n00:00:00,000 --> 00:00:06,000\nwe see a boat and a house, and my car is in the "
+           "garden.\n")
+    result = formats.resegment(formats.loads(srt, "srt"), ResegmentOptions(20, 2, 7))
+    assert [c.text for c in result.cues] == ["we see a boat and a\nhouse,",
+                                             "and my car is in the\ngarden."]
+    assert [c.text for c in formats.resegment(formats.loads(srt, "srt")).cues] == [
+        "we see a boat and a house, and my car is\nin the garden."]
+
+
+def test_resegment_keeps_short_sentences_together():
+    srt = ("1\n00:00:00,000 --> 00:00:02,000\nyes. no. maybe we should\n\n"
+           "2\n00:00:02,000 --> 00:00:05,000\nsee the boat. well, we see a boat and a house "
+           "and my car.\n")
+    result = formats.resegment(formats.loads(srt, "srt"), ResegmentOptions(30, 2, 7))
+    assert [c.text for c in result.cues] == ["yes. no. maybe we should see\nthe boat.",
+                                             "well, we see a boat and a\nhouse and my car."]
+    assert result.cues[0].start == 0.0 and result.cues[-1].end == 5.0
+
+
+def test_resegment_needs_times_and_subtitles():
+    with pytest.raises(ValueError, match="convert"):
+        formats.resegment(formats.loads(TEXT, "text"))
+    with pytest.raises(ValueError, match="no cue times"):
+        formats.convert(formats.loads(TEXT, "text"), "srt")
+
+
+@pytest.mark.parametrize("field, value", [("max_chars_per_line", 0), ("max_lines", 0),
+                                          ("max_duration", 0.0), ("max_lines", 2.5)])
+def test_resegment_options_are_validated(field, value):
+    with pytest.raises(ValueError, match=f"ResegmentOptions.{field}"):
+        ResegmentOptions(**{field: value})
+
+
+def test_convert_between_formats_keeps_words_and_times():
+    whisper = formats.loads(json.dumps(WHISPER), "whisper")
+    srt = formats.convert(whisper, "srt")
+    assert formats.dumps(srt).startswith("1\n00:00:00,000 --> 00:00:02,500\nso what do you\n")
+    vtt = formats.convert(formats.loads(SRT, "srt"), "vtt")
+    assert "<i>" not in formats.dumps(vtt) and vtt.cues[1].text == (
+        "think about it i think\nit is great")
+    assert formats.dumps(formats.convert(whisper, "text")) == (
+        "so what do you think about it i think it is great\n")
+    back = json.loads(formats.dumps(formats.convert(formats.loads(_json(VOSK), "vosk"),
+                                                    "whisper")))
+    assert back["segments"][0]["words"][1] == {"word": " what", "start": 0.5, "end": 1.0}
+    assert back["text"] == " so what do you think about it"
+    lines = formats.convert(formats.loads(_lines(VOSK_LINES), "vosk"), "srt")
+    assert [(c.start, c.text) for c in lines.cues] == [
+        (0.0, "so what do you think about it"), (4.0, "i think it is great")]  # no partials
+
+
+# ----------------------------------------------------------------------------- malformed input
+
+MALFORMED = [
+    ("bad.srt", "1\n00:00:01,000 --> 00:00:0x,000\nhi\n", "bad.srt:2: bad timestamp"),
+    ("bad.srt", "1\n00:00:01,000 00:00:02,000\nhi\n",
+     "bad.srt:2: expected a timestamp line 'HH:MM:SS,mmm --> HH:MM:SS,mmm'"),
+    ("bad.srt", "1\n00:00:01,000 --> 00:00:02,000\nhi\n2\n00:00:03,000 --> 00:00:04,000\n",
+     "bad.srt:5: timestamp line inside a cue's text"),
+    ("bad.srt", "\n\n1\n00:00:05,000 --> 00:00:02,000\nhi\n", "bad.srt:4: cue ends"),
+    ("bad.srt", "1\n00:00:01,000 --> 00:00:02,000\nhi\n\nhello there\n",
+     "bad.srt:5: expected a cue number or a timestamp line"),
+    ("bad.vtt", "00:01.000 --> 00:02.000\nhi\n", "bad.vtt:1: expected 'WEBVTT'"),
+    ("bad.vtt", "WEBVTT\n\n00:01.000 --> 00:02,000\nhi\n", "bad.vtt:3: bad timestamp"),
+    ("bad.vtt", "WEBVTT\n\nhello\nthere\n", "bad.vtt:4: expected a timestamp line"),
+    ("bad.json", '{"segments": [\n  {"start": 0,\n  }\n]}', "bad.json:3: not valid JSON"),
+    ("bad.json", '{"segments": {"start": 0}}', "bad.json:1: segments: expected a list"),
+    ("bad.json", _json({"segments": [{"start": 0, "end": 1, "text": " a", "words": [
+        {"word": " a", "start": 0, "end": 1}, {"word": " b", "start": "1", "end": 2}]}]},
+        indent=2), "bad.json:15: segments[0].words[1].start: expected a time"),
+    ("bad.json", _json({"segments": [{"start": 0, "end": 1}]}, indent=2),
+     "bad.json:3: segments[0]: no 'text' key"),
+    ("vosk.jsonl", '{"result": [], "text": ""}\n{"result": [{"start": 0, "end": 1}]}\n',
+     "vosk.jsonl:2: result[0]: no 'word' key"),
+    ("vosk.jsonl", '{"text": "a"}\n{"text": "b"\n', "vosk.jsonl:2: not valid JSON"),
+    ("vosk.json", '[{"text": "a"}, 3]', "vosk.json:1: [1]: expected a Vosk result object"),
+    ("m.jsonl", '{"audio_filepath": "a.wav", "pred_text": "a"}\n{"audio_filepath": "b.wav"}\n',
+     "m.jsonl:2: no 'pred_text' key"),
+    ("m.jsonl", '[{"audio_filepath": "a.wav", "pred_text": "a"}]',
+     "m.jsonl:1: expected a manifest object"),
+    ("what.json", '{"foo": 1}', "what.json:1: cannot tell which JSON format"),
+]
+
+
+@pytest.mark.parametrize("name, content, message", MALFORMED)
+def test_malformed_files_name_file_and_line(tmp_path, name, content, message):
+    path = _write(tmp_path, name, content)
+    with pytest.raises(ValueError) as error:
+        formats.read(path)  # auto: by extension, then by content
+    assert str(path) + message.removeprefix(name) in str(error.value)
+
+
+@pytest.mark.parametrize("format, content", [("whisper", "[]"), ("whisper", '"text"'),
+                                             ("vosk", '{"result": 3}'), ("nemo", "[1]"),
+                                             ("vosk", '[{"text": "a"}, {"words": []}]'),
+                                             ("whisper", '{"a": 1}\n{"b": 2}\n')])
+def test_json_of_the_wrong_shape_for_a_given_format(tmp_path, format, content):
+    path = _write(tmp_path, "in.json", content)
+    with pytest.raises(ValueError, match=re.escape(str(path)) + r":\d+: .*expected"):
+        formats.read(path, format)
+
+
+def test_non_utf8_and_missing_files(tmp_path):
+    path = tmp_path / "bin.srt"
+    path.write_bytes(b"1\n00:00:01,000 --> 00:00:02,000\n\xff\n")
+    with pytest.raises(ValueError, match=re.escape(f"{path}:3: not valid UTF-8")):
+        formats.read(path)
+    assert formats.read(path, errors="replace").cues[0].text == "\ufffd"
+    no_suffix = tmp_path / "notes"
+    no_suffix.write_bytes(b"so what\n\xff\n")
+    assert formats.detect_format(no_suffix) == "text"  # sniffing never fails on bad bytes
+    with pytest.raises(FileNotFoundError, match="nope.srt: no such file"):
+        formats.read(tmp_path / "nope.srt")
+
+
+def test_detect_format_by_content(tmp_path):
+    cases = {"a": SRT, "b": VTT, "c": json.dumps(WHISPER), "d": _lines(VOSK_LINES),
+             "e": _lines(NEMO), "f": "[music] so what\n", "g": TEXT}
+    expected = {"a": "srt", "b": "vtt", "c": "whisper", "d": "vosk", "e": "nemo", "f": "text",
+                "g": "text"}
+    for name, content in cases.items():
+        assert formats.detect_format(_write(tmp_path, name, content)) == expected[name]
+
+
+# ----------------------------------------------------------------------------- command line
+
+def _cli(args, tiny_artifact, capsys):
+    code = main(["restore", "--model", str(tiny_artifact), *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_restores_srt_keeping_cues(tiny_artifact, tmp_path, capsys):
+    source = _write(tmp_path, "talk.srt", SRT)
+    out = tmp_path / "restored.srt"
+    code, _, err = _cli(["-i", str(source), "-o", str(out)], tiny_artifact, capsys)
+    assert code == 0 and err == ""
+    before, after = formats.read(source), formats.read(out)
+    assert [(c.start, c.end, c.identifier) for c in after.cues] == [
+        (c.start, c.end, c.identifier) for c in before.cues]
+    assert [normalize(t.text) for t in after.tokens] == [normalize(t.text)
+                                                         for t in before.tokens]
+    assert "<i>" in after.cues[1].text and after.cues[0].text[0].isupper()
+
+
+def test_cli_restores_vosk_json_and_resegments(tiny_artifact, tmp_path, capsys):
+    source = _write(tmp_path, "vosk.json", _json([VOSK, VOSK_LINES[2]], indent=2))
+    code, out, _ = _cli(["-i", str(source), "--format", "vosk"], tiny_artifact, capsys)
+    records = json.loads(out)
+    assert code == 0 and len(records) == 2
+    assert [w["start"] for w in records[0]["result"]] == [w["start"] for w in VOSK["result"]]
+    assert normalize(records[0]["text"]) == VOSK["text"].split()
+    code, out, _ = _cli(["-i", str(source), "--to", "srt", "--resegment", "--max-chars", "16",
+                         "--max-lines", "1"], tiny_artifact, capsys)
+    cues = formats.loads(out, "srt").cues
+    assert code == 0 and all(len(c.text) <= 16 and "\n" not in c.text for c in cues)
+    assert [w for c in cues for w in normalize(c.text)] == (
+        "so what do you think about it i think it is great".split())
+
+
+def test_cli_folder_output_changes_extension(tiny_artifact, tmp_path, capsys):
+    a = _write(tmp_path, "a.json", json.dumps(WHISPER))
+    b = _write(tmp_path, "b.srt", SRT)
+    code, _, _ = _cli(["-i", str(a), "-i", str(b), "--to", "vtt", "-o", str(tmp_path / "out")],
+                      tiny_artifact, capsys)
+    assert code == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.vtt", "b.vtt"]
+    assert (tmp_path / "out" / "a.vtt").read_text().startswith("WEBVTT\n\n00:00:00.000")
+
+
+def test_cli_stdin_with_format(tiny_artifact, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(SRT.encode())))
+    code, out, _ = _cli(["--format", "srt"], tiny_artifact, capsys)
+    assert code == 0 and len(formats.loads(out, "srt").cues) == 3
+
+
+@pytest.mark.parametrize("args, name, content, message", [
+    (["--json"], "in.srt", SRT, "--json is for text input"),
+    (["--to", "srt"], "in.txt", TEXT, "has no timings"),
+    (["--resegment"], "in.json", json.dumps(WHISPER), "--resegment builds subtitle cues"),
+    (["--max-chars", "10"], "in.srt", SRT, "need --resegment"),
+    (["--to", "srt", "--resegment", "--max-lines", "0"], "in.json", json.dumps(WHISPER),
+     "ResegmentOptions.max_lines"),
+    ([], "in.srt", "1\n00:00:01,000 00:00:02,000\nhi\n", "in.srt:2: expected a timestamp line"),
+    (["--format", "whisper"], "in.json", json.dumps(VOSK), "in.json:1: segments: expected"),
+])
+def test_cli_errors_are_one_line(tiny_artifact, tmp_path, capsys, args, name, content, message):
+    source = _write(tmp_path, name, content)
+    code, out, err = _cli(["-i", str(source), *args], tiny_artifact, capsys)
+    assert code == 2 and out == "" and message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
