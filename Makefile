@@ -15,7 +15,7 @@ $(DEMO_VENV)/.installed: pyproject.toml
 	touch $@
 
 demo: $(DEMO_VENV)/.installed
-	$(DEMO_VENV)/bin/punctum eval --ref examples/reference.txt --hyp examples/hypothesis.txt
+	$(DEMO_VENV)/bin/punctum restore -i examples/asr_sample.txt
 
 $(TEST_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(TEST_VENV)

@@ -15,6 +15,7 @@ import dataclasses
 import json
 import logging
 import os
+import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -335,6 +336,7 @@ def train(recipe: Recipe, out_dir: str | Path, resume: bool = False,
         state = _restore(out / "last.pt", run.model, run.optimizer, run.scheduler, run.sampler)
     elif resume:
         raise FileNotFoundError(f"{out / 'last.pt'}: nothing to resume")
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if _main_thread() else None
     try:
         _loop(run, state, progress)
     except KeyboardInterrupt:
@@ -342,9 +344,23 @@ def train(recipe: Recipe, out_dir: str | Path, resume: bool = False,
             checkpoint.save_atomic(run.payload(state), out / "last.pt")
             log.warning("interrupted at step %d; resume with --resume", state.step)
         raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     if run.dist.main:
         _finish(run, state)
     return state
+
+
+def _raise_interrupt(signum, frame) -> None:
+    # SIGTERM (and SIGINT in shells that ignore it for background jobs) saves a checkpoint
+    raise KeyboardInterrupt
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 def _loop(run: _Run, state: RunState, progress: bool) -> None:
