@@ -2,7 +2,7 @@
 
     import punctum
     punctum.restore("so what do you think i think it's great")
-    # "So, what do you think? I think it's great."
+    # -> the text with marks, casing and sentence boundaries restored
 
 Importing punctum is cheap: the runtime (ONNX Runtime) loads on first use.
 """

@@ -3,7 +3,7 @@
     from punctum import Punctuator
     punctuator = Punctuator.load()                # the bundled default model
     punctuator.restore("so what do you think i think it's great")
-    # "So, what do you think? I think it's great."
+    # -> the text with marks, casing and sentence boundaries restored
 
 Text -> `text.parse` (existing marks and case normalised away unless kept) -> words ->
 subwords -> double-overlap windows (`windows.py`) -> ONNX model -> per-word probabilities ->

@@ -272,3 +272,20 @@ def test_pretrained_encoder_from_a_package(tiny_corpus, tmp_path, monkeypatch):
                                       label_position="last"))
     state = train(recipe, tmp_path / "run", progress=False)
     assert state.step == 4 and (tmp_path / "run" / "tokenizer.json").exists()
+
+
+def test_sigterm_saves_a_checkpoint_and_exits_cleanly(tiny_corpus, tmp_path):
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(RECIPE.format(steps=400).replace("checkpoint_every = 5",
+                                                       "checkpoint_every = 1000"))
+    out = tmp_path / "run"
+    process = _run_cli(["train", str(recipe), "--out", str(out), "--data-root",
+                        str(tiny_corpus), "--no-progress"])
+    deadline = time.time() + 120
+    while not (out / "best.pt").exists() and time.time() < deadline:
+        time.sleep(0.2)  # best.pt appears at the first evaluation (step 10)
+    process.send_signal(signal.SIGTERM)
+    output = process.communicate(timeout=60)[0].decode()
+    assert process.returncode == 130, output
+    assert "interrupted" in output
+    assert load_checkpoint(out / "last.pt")["state"]["step"] >= 10
