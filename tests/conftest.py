@@ -1,8 +1,14 @@
 """Shared fixtures: small corpora the tests write themselves (never copied from real data)."""
 
+import os
 import random
 
 import pytest
+from hypothesis import settings
+
+# CI explores the same examples on every run (stable); local runs explore new ones.
+settings.register_profile("ci", derandomize=True, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 SUBJECTS = ["i", "we", "you", "they", "my friend", "the team", "our teacher", "doctor smith"]
 VERBS = ["like", "see", "build", "visit", "remember", "want", "need", "paint"]
