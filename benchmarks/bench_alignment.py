@@ -15,13 +15,13 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
 import platform
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from common import hardware
 
 from punctum.metrics import align_words, char_error_rate, score_aligned
 
@@ -101,16 +101,6 @@ def timed(function: Callable, *args) -> tuple[object, float]:
     start = time.perf_counter()
     result = function(*args)
     return result, time.perf_counter() - start
-
-
-def hardware() -> str:
-    """Processor name (platform.processor, else /proc/cpuinfo, else the machine) and core count."""
-    name = platform.processor()
-    if not name and os.path.exists("/proc/cpuinfo"):
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            models = [line.split(":", 1)[1].strip() for line in cpuinfo if "model name" in line]
-        name = models[0] if models else ""
-    return f"{name or platform.machine()}, {os.cpu_count()} cores"
 
 
 def run_benchmark(n_words: int, error_rate: float, seed: int) -> dict[str, object]:

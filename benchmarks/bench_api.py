@@ -17,8 +17,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -26,6 +24,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from common import hardware
 
 from punctum.corpora import read_che
 from punctum.runtime import Punctuator
@@ -76,17 +76,6 @@ def million(model: str | None, threads: int) -> dict:
         seconds = time.perf_counter() - start
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return {"words": n_words, "seconds": seconds, "peak_rss_mb": peak_kb / 1024}
-
-
-def hardware() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            cpu = next(line.split(":", 1)[1].strip() for line in handle
-                       if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{cpu}, {os.cpu_count()} cores"
 
 
 def main() -> None:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
-import platform
 import time
 from pathlib import Path
+
+from common import hardware
 
 from punctum.evaluation import ScoredFile, load_scored, score
 from punctum.runtime import Punctuator, RestoreOptions
@@ -70,22 +70,11 @@ def markdown(result: dict, facts: dict) -> str:
     c = case.overall
     cells.append(f"{c.precision * 100:.1f} / {c.recall * 100:.1f} / **{c.f1 * 100:.1f}**")
     cells.append(f"{result['seconds']:.2f}")
-    cells.append(f"{_hardware()}, {datetime.date.today().isoformat()}")
+    cells.append(f"{hardware()}, {datetime.date.today().isoformat()}")
     header = ("| model | weights | model MB | COMMA P/R/F1 | PERIOD P/R/F1 | QUESTION P/R/F1 | "
               "overall P/R/F1 | casing P/R/F1 | restore s | hardware, date |\n"
               "|---|---|---|---|---|---|---|---|---|---|")
     return header + "\n| " + " | ".join(cells) + " |"
-
-
-def _hardware() -> str:
-    cpu = platform.processor() or "x86_64"
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            cpu = next(line.split(":", 1)[1].strip() for line in handle
-                       if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{cpu}, {os.cpu_count()} cores"
 
 
 def record_scores(punctuator: Punctuator, result: dict) -> None:

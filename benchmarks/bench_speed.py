@@ -45,7 +45,6 @@ import datetime
 import gc
 import json
 import math
-import os
 import platform
 import statistics
 import sys
@@ -56,6 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from common import hardware
 
 IWSLT_TEST_WORDS = 12_297  # IWSLT2011 test2011 after merging contractions
 SUBWORDS_PER_WORD = 1.2  # assumed for every model's BPE / WordPiece vocabulary
@@ -393,16 +393,6 @@ def benchmark_model(spec: ModelSpec, n_words: int, options: argparse.Namespace) 
         ]
     gc.collect()
     return rows
-
-
-def hardware() -> str:
-    """CPU model name from /proc/cpuinfo (else platform) and the core count."""
-    name = ""
-    if os.path.exists("/proc/cpuinfo"):
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            models = [line.split(":", 1)[1].strip() for line in cpuinfo if "model name" in line]
-        name = models[0] if models else ""
-    return f"{name or platform.processor() or platform.machine()}, {os.cpu_count()} cores"
 
 
 def environment(options: argparse.Namespace, n_words: int) -> dict[str, object]:

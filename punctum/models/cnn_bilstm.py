@@ -13,7 +13,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch import Tensor
 
-from punctum.models.losses import tagging_loss
+from punctum.models.losses import TaggingLoss
 
 
 def _require(ok: bool, field: str, value: object, allowed: str) -> None:
@@ -97,7 +97,7 @@ def _run_packed(lstm: nn.LSTM, x: Tensor, lengths: Tensor) -> Tensor:
     return out
 
 
-class CnnBiLstm(nn.Module):
+class CnnBiLstm(TaggingLoss, nn.Module):
     """Joint punctuation + casing tagger (CNN + BiLSTM + LSTM) over subword ids."""
 
     def __init__(self, config: CnnBiLstmConfig):
@@ -156,24 +156,3 @@ class CnnBiLstm(nn.Module):
         case = self.case_head(torch.cat([s_prev, s], dim=-1))
         return punct.float(), case.float()
 
-    def loss(
-        self,
-        punct_logits: Tensor,
-        case_logits: Tensor,
-        punct_targets: Tensor,
-        case_targets: Tensor,
-        punct_weights: Tensor | None = None,
-        case_weights: Tensor | None = None,
-        label_smoothing: float = 0.0,
-    ) -> Tensor:
-        """L_case + config.punct_loss_weight * L_punct in fp32; see losses.tagging_loss."""
-        return tagging_loss(
-            punct_logits,
-            case_logits,
-            punct_targets,
-            case_targets,
-            punct_weights,
-            case_weights,
-            label_smoothing,
-            self.config.punct_loss_weight,
-        )

@@ -86,3 +86,22 @@ def tagging_loss(
     punct = weighted_cross_entropy(punct_logits, punct_targets, punct_weights, label_smoothing)
     case = weighted_cross_entropy(case_logits, case_targets, case_weights, label_smoothing)
     return case + punct_loss_weight * punct
+
+
+class TaggingLoss:
+    """Mixin for taggers whose config has `punct_loss_weight`: adds `loss()`."""
+
+    def loss(
+        self,
+        punct_logits: Tensor,
+        case_logits: Tensor,
+        punct_targets: Tensor,
+        case_targets: Tensor,
+        punct_weights: Tensor | None = None,
+        case_weights: Tensor | None = None,
+        label_smoothing: float = 0.0,
+    ) -> Tensor:
+        """L_case + config.punct_loss_weight * L_punct in fp32; see `tagging_loss`."""
+        return tagging_loss(punct_logits, case_logits, punct_targets, case_targets,
+                            punct_weights, case_weights, label_smoothing,
+                            self.config.punct_loss_weight)

@@ -14,7 +14,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch import Tensor
 
-from punctum.models.losses import tagging_loss
+from punctum.models.losses import TaggingLoss
 
 # Encoder config keys left out of encoder_config: the label maps describe a classification head
 # and would not survive a JSON round trip (int keys become strings); a stored dtype would make
@@ -212,7 +212,7 @@ def _init_weights(module: nn.Module) -> None:
         nn.init.zeros_(module.weight[module.padding_idx])
 
 
-class TransformerTagger(nn.Module):
+class TransformerTagger(TaggingLoss, nn.Module):
     """Joint punctuation + casing tagger on a Transformer encoder over subword ids."""
 
     def __init__(self, config: TransformerTaggerConfig):
@@ -264,24 +264,3 @@ class TransformerTagger(nn.Module):
         h = self.dropout(h)  # (B, T, d_model)
         return self.punct_head(h).float(), self.case_head(h).float()
 
-    def loss(
-        self,
-        punct_logits: Tensor,
-        case_logits: Tensor,
-        punct_targets: Tensor,
-        case_targets: Tensor,
-        punct_weights: Tensor | None = None,
-        case_weights: Tensor | None = None,
-        label_smoothing: float = 0.0,
-    ) -> Tensor:
-        """L_case + config.punct_loss_weight * L_punct in fp32; see losses.tagging_loss."""
-        return tagging_loss(
-            punct_logits,
-            case_logits,
-            punct_targets,
-            case_targets,
-            punct_weights,
-            case_weights,
-            label_smoothing,
-            self.config.punct_loss_weight,
-        )
