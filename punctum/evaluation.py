@@ -293,18 +293,34 @@ def _score_aligned(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory, mid_f
 
 def compare(ref: ScoredFile, hyp_a: ScoredFile, hyp_b: ScoredFile, inventory: Inventory,
             n_samples: int = 1000, seed: int = 0) -> metrics.BootstrapResult:
-    """Paired bootstrap of overall punctuation F1 (hyp_b against hyp_a) over sentences."""
+    """Paired bootstrap of overall punctuation F1 (hyp_b against hyp_a) over the reference's
+    sentences; hypotheses whose words differ are aligned to the reference first."""
     labels = _labels_for(ref, inventory)
     ref_post = ref.che.labels if ref.che is not None else ref.labelled.post
     final = inventory.sentence_final & set(labels)
     units = metrics.sentence_units(ref_post, final)
-    seq_a, seq_b = _punct_sequences(ref, hyp_a, inventory), _punct_sequences(ref, hyp_b,
-                                                                           inventory)
-    if seq_a is None or seq_b is None:
-        raise ValueError("--compare needs both hypotheses to have the reference's words "
-                         "(aligned comparison of ASR output is not supported yet)")
-    return metrics.paired_bootstrap(ref_post, seq_a[2], seq_b[2], labels, NULL, units,
-                                    n_samples=n_samples, seed=seed)
+    n_units = int(units.max()) + 1 if len(units) else 0
+    counts = [_unit_counts(ref, hyp, inventory, labels, units, n_units)
+              for hyp in (hyp_a, hyp_b)]
+    return metrics.bootstrap_unit_counts(*counts, n_samples=n_samples, seed=seed)
+
+
+def _unit_counts(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory, labels, units,
+                 n_units: int) -> np.ndarray:
+    """(n_units, 3) tp/fp/fn per reference sentence for one hypothesis."""
+    same = _punct_sequences(ref, hyp, inventory)
+    if same is not None:
+        return metrics.unit_counts(same[1], same[2], labels, NULL, units, n_units)
+    if ref.che is not None:  # sentences of Che tokens -> sentences of merged words
+        units = units[np.cumsum(ref.che.groups) - 1]
+    hyp_post = _map_che(hyp.labelled.post) if ref.che is not None else hyp.labelled.post
+    alignment = metrics.align_words(ref.labelled.words, hyp.labelled.words)
+    ref_seq, hyp_seq = metrics.project_labels(alignment, ref.labelled.post, hyp_post, NULL)
+    # an inserted word belongs to the sentence of the reference word before it
+    ref_index = np.maximum.accumulate(np.where(alignment.ref_index >= 0,
+                                               alignment.ref_index, 0))
+    op_units = units[ref_index] if len(units) else np.zeros(0, dtype=np.int64)
+    return metrics.unit_counts(ref_seq, hyp_seq, labels, NULL, op_units, n_units)
 
 
 def write_json(evaluation: Evaluation, path: str | Path | None = None) -> str:

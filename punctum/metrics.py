@@ -38,6 +38,7 @@ __all__ = [
     "ClassScores",
     "MidFinalScores",
     "align_words",
+    "bootstrap_unit_counts",
     "char_error_rate",
     "confusion_matrix",
     "format_table",
@@ -47,6 +48,7 @@ __all__ = [
     "score_labels",
     "score_mid_final",
     "sentence_units",
+    "unit_counts",
     "word_error_rate",
 ]
 
@@ -1082,6 +1084,48 @@ def paired_bootstrap(
     negative_id = labels.index(negative)
     counts_a = _unit_counts(ref_ids, a_ids, negative_id, unit_ids, n_units)
     counts_b = _unit_counts(ref_ids, b_ids, negative_id, unit_ids, n_units)
+    return bootstrap_unit_counts(counts_a, counts_b, n_samples, seed, confidence)
+
+
+def unit_counts(
+    ref: Sequence[str], hyp: Sequence[str], labels: Sequence[str], negative: str,
+    units: Sequence[int], n_units: int,
+) -> np.ndarray:
+    """Overall tp, fp, fn per unit, for `bootstrap_unit_counts`.
+
+    Args:
+        ref, hyp: (N,) labels at the same positions (e.g. from project_labels).
+        units: (N,) int unit id per position, each in [0, n_units).
+
+    Returns:
+        (n_units, 3) int64.
+    """
+    labels = _check_labels(labels, negative)
+    ref_ids, hyp_ids = _encode_pair(ref, hyp, labels)
+    unit_ids = np.asarray(units, dtype=np.int64)
+    if unit_ids.shape != ref_ids.shape or (unit_ids.size and (
+            unit_ids.min() < 0 or unit_ids.max() >= n_units)):
+        raise ValueError(f"units must be {ref_ids.size} ids in [0, {n_units})")
+    return _unit_counts(ref_ids, hyp_ids, labels.index(negative), unit_ids, n_units)
+
+
+def bootstrap_unit_counts(
+    counts_a: np.ndarray, counts_b: np.ndarray, n_samples: int = 1000, seed: int = 0,
+    confidence: float = 0.95,
+) -> BootstrapResult:
+    """Paired bootstrap from per-unit (tp, fp, fn) counts of two systems.
+
+    This is `paired_bootstrap` for systems whose positions differ (ASR hypotheses aligned to
+    the reference separately): only the units (e.g. reference sentences) must be shared.
+
+    Args:
+        counts_a, counts_b: (U, 3) int tp, fp, fn per unit.
+    """
+    _check_bootstrap_options(n_samples, confidence)
+    if counts_a.shape != counts_b.shape or counts_a.ndim != 2 or counts_a.shape[1] != 3:
+        raise ValueError(f"counts must both have shape (U, 3), got {counts_a.shape} and "
+                         f"{counts_b.shape}")
+    n_units = counts_a.shape[0]
     samples_a, samples_b = _resample_f1(counts_a, counts_b, n_samples, seed)
     f1_a, f1_b = _f1(*counts_a.sum(axis=0).tolist()), _f1(*counts_b.sum(axis=0).tolist())
     return BootstrapResult(

@@ -118,3 +118,14 @@ def test_cli_bad_files_exit_2_with_one_line(tmp_path, che_ref, capsys, name, con
     assert code == 2
     assert message in err and name in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_compare_aligned_asr_hypotheses(tmp_path):
+    ref = _write(tmp_path, "ref.txt", " ".join(["one two, three four."] * 30) + "\n")
+    # both hypotheses drop a word per sentence; b keeps the marks, a has none
+    a = _write(tmp_path, "a.txt", " ".join(["one two three"] * 30) + "\n")
+    b = _write(tmp_path, "b.txt", " ".join(["one two, three."] * 30) + "\n")
+    result = evaluate_files(ref, a, EvalOptions(bootstrap_samples=200), compare_path=b)
+    boot = result.bootstrap
+    assert boot.f1_a == 0.0 and boot.f1_b > 0.4 and boot.p_value == 0.0
+    assert boot.n_units == 30
