@@ -1,6 +1,7 @@
 """Window settings swept on IWSLT dev2012: double overlap against no overlap and half windows.
 
     python benchmarks/bench_windows.py --model en-tiny --data ../shared/data/iwslt2011
+    python benchmarks/bench_windows.py --model en-tiny --setting 200 60 25   # one setting
 
 Each setting restores the 288k merged words of dev2012 (lowercased, no marks) through
 `Punctuator.restore` and scores the marks against Che's labels (IWSLT2011 convention). The
@@ -46,13 +47,16 @@ def main() -> None:
     parser.add_argument("--model", default=None)
     parser.add_argument("--data", type=Path, default=Path("../shared/data/iwslt2011"))
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--setting", type=int, nargs=3, metavar=("W", "L", "R"),
+                        help="score one double-overlap setting instead of the sweep")
     args = parser.parse_args()
+    settings = [WindowConfig(*args.setting)] if args.setting else SETTINGS
     dev = load_scored(args.data / "dev2012.gz", "che")
     print(f"dev2012, {len(dev.labelled)} words, model {args.model or 'en-tiny'}, "
           f"{datetime.date.today().isoformat()}")
     print("| strategy | W | L | R | COMMA F1 | PERIOD F1 | QUESTION F1 | overall F1 | s |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for config in SETTINGS:
+    for config in settings:
         scores, seconds = run(args.model, dev, config, args.threads)
         per = scores.per_label
         print(f"| {config.strategy} | {config.size} | {config.effective_left} | "

@@ -14,11 +14,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from punctum.models.losses import TaggingLoss
-
-
-def _require(ok: bool, field: str, value: object, allowed: str) -> None:
-    if not ok:
-        raise ValueError(f"{field} must be {allowed}, got {value!r}")
+from punctum.models.validation import require
 
 
 @dataclass(frozen=True)
@@ -43,19 +39,19 @@ class CnnBiLstmConfig:
         positive += ["conv_kernel", "bilstm_hidden", "n_bilstm_layers", "lstm_hidden"]
         for name in positive:
             value = getattr(self, name)
-            _require(isinstance(value, int) and value >= 1, name, value, "an int >= 1")
+            require(isinstance(value, int) and value >= 1, name, value, "an int >= 1")
         for name in ["n_conv_layers", "head_hidden"]:
             value = getattr(self, name)
-            _require(isinstance(value, int) and value >= 0, name, value, "an int >= 0")
-        _require(self.conv_kernel % 2 == 1, "conv_kernel", self.conv_kernel, "odd (same padding)")
-        _require(
+            require(isinstance(value, int) and value >= 0, name, value, "an int >= 0")
+        require(self.conv_kernel % 2 == 1, "conv_kernel", self.conv_kernel, "odd (same padding)")
+        require(
             isinstance(self.pad_id, int) and 0 <= self.pad_id < self.vocab_size,
             "pad_id",
             self.pad_id,
             f"an int in [0, {self.vocab_size})",
         )
-        _require(0.0 <= self.dropout < 1.0, "dropout", self.dropout, "in [0, 1)")
-        _require(self.punct_loss_weight >= 0.0, "punct_loss_weight", self.punct_loss_weight, ">= 0")
+        require(0.0 <= self.dropout < 1.0, "dropout", self.dropout, "in [0, 1)")
+        require(self.punct_loss_weight >= 0.0, "punct_loss_weight", self.punct_loss_weight, ">= 0")
 
 
 class ConvBlock(nn.Module):

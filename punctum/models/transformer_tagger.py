@@ -15,16 +15,12 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from punctum.models.losses import TaggingLoss
+from punctum.models.validation import require
 
 # Encoder config keys left out of encoder_config: the label maps describe a classification head
 # and would not survive a JSON round trip (int keys become strings); a stored dtype would make
 # AutoModel.from_config build a bf16/fp16 encoder, while training decides precision by autocast.
 _DROPPED_KEYS = ("id2label", "label2id", "dtype", "torch_dtype")
-
-
-def _require(ok: bool, field: str, value: object, allowed: str) -> None:
-    if not ok:
-        raise ValueError(f"{field} must be {allowed}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -47,23 +43,23 @@ class TransformerTaggerConfig:
         positive = ["vocab_size", "n_punct", "n_case", "max_len", "n_layers", "d_model"]
         for name in positive + ["n_heads", "d_ff"]:
             value = getattr(self, name)
-            _require(isinstance(value, int) and value >= 1, name, value, "an int >= 1")
-        _require(
+            require(isinstance(value, int) and value >= 1, name, value, "an int >= 1")
+        require(
             self.d_model % self.n_heads == 0,
             "n_heads",
             self.n_heads,
             f"a divisor of d_model={self.d_model}",
         )
-        _require(
+        require(
             isinstance(self.pad_id, int) and 0 <= self.pad_id < self.vocab_size,
             "pad_id",
             self.pad_id,
             f"an int in [0, {self.vocab_size})",
         )
-        _require(0.0 <= self.dropout < 1.0, "dropout", self.dropout, "in [0, 1)")
-        _require(self.punct_loss_weight >= 0.0, "punct_loss_weight", self.punct_loss_weight, ">= 0")
+        require(0.0 <= self.dropout < 1.0, "dropout", self.dropout, "in [0, 1)")
+        require(self.punct_loss_weight >= 0.0, "punct_loss_weight", self.punct_loss_weight, ">= 0")
         if self.encoder_config is None:
-            _require(
+            require(
                 self.pretrained is None,
                 "encoder_config",
                 None,
@@ -71,7 +67,7 @@ class TransformerTaggerConfig:
             )
             return
         enc = self.encoder_config
-        _require(
+        require(
             isinstance(enc, dict) and "model_type" in enc,
             "encoder_config",
             type(enc),
@@ -79,7 +75,7 @@ class TransformerTaggerConfig:
         )
         for field, key in [("vocab_size", "vocab_size"), ("d_model", "hidden_size")]:
             if key in enc:
-                _require(
+                require(
                     getattr(self, field) == enc[key],
                     field,
                     getattr(self, field),
