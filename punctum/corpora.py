@@ -144,13 +144,6 @@ def read_che(path: str | Path) -> CheDocument:
     return CheDocument(tuple(tokens), tuple(labels), tuple(groups))
 
 
-def write_che(labels: Labelled, tokens: tuple[str, ...], path: str | Path) -> None:
-    """Write tokens with labels in Che's format (labels already per token)."""
-    with open(path, "w", encoding="utf-8") as handle:
-        for token, label in zip(tokens, labels.post):
-            handle.write(f"{token}\t{label}\n")
-
-
 # ----------------------------------------------------------------------------- plain text
 
 def iter_lines(path: str | Path, keep_blank: bool = False,
@@ -208,7 +201,6 @@ def iter_tsv(
 
 
 # ----------------------------------------------------------------------------- IWSLT XML
-
 
 
 def iter_xml_segments(path: str | Path) -> Iterator[str]:

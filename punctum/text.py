@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 NULL = "O"
@@ -597,17 +597,3 @@ def build_casing_lexicon(
         if n >= min_count and best not in CASES:
             lexicon[word] = best
     return lexicon
-
-
-def strip_labels(labelled: Labelled) -> Labelled:
-    """The same words with every label set to null/LOWER (what an ASR engine emits)."""
-    n = len(labelled)
-    return Labelled(labelled.words, (NULL,) * n, (LOWER,) * n)
-
-
-def labels_from_sequences(
-    words: Sequence[str], post: Sequence[str], case: Sequence[str] | None = None
-) -> Labelled:
-    """Build a Labelled from plain sequences (case defaults to LOWER)."""
-    case = case if case is not None else [LOWER] * len(words)
-    return Labelled(tuple(words), tuple(post), tuple(case))
