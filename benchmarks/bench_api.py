@@ -5,6 +5,8 @@
 
 - bulk: the 12,297 merged words of IWSLT2011 test2011 (lowercased, no marks) restored as one
   text with `Punctuator.restore`; words per second (median of --repeats after a warm-up).
+- breakdown: seconds of one bulk restore spent in parsing, tokenization, prediction
+  (tokenization, windows and the model) and rendering.
 - paragraph: a 42-word paragraph, the length of the on-device paper's Table 5 example, restored
   with `Punctuator.restore`; median milliseconds over 50 runs after warm-up.
 - million (--million): `punctum restore` on a generated file holding 1,000,000 words on one
@@ -53,6 +55,27 @@ def bulk(punctuator: Punctuator, data: Path, repeats: int) -> dict:
     return {"words": len(words), "seconds": seconds, "words_per_s": len(words) / seconds}
 
 
+def breakdown(punctuator: Punctuator, data: Path) -> dict:
+    """Seconds per stage of one bulk restore: parse, tokenize, model (windows), render."""
+    from punctum.text import parse, render
+
+    text = " ".join(read_che(data / "test2011").labelled().words)
+    punctuator.restore(text)  # warm-up
+    stages, start = {}, time.perf_counter()
+    labelled = parse(text, punctuator.inventory)
+    stages["parse"] = time.perf_counter() - start
+    start = time.perf_counter()
+    punctuator.tokenizer.encode_batch([labelled.words], add_special_tokens=False)
+    stages["tokenize"] = time.perf_counter() - start
+    start = time.perf_counter()
+    punctuator.predict(labelled.words)  # tokenizes again, then windows and the model
+    stages["predict"] = time.perf_counter() - start
+    start = time.perf_counter()
+    render(labelled, punctuator.inventory, sentence_case=True)
+    stages["render"] = time.perf_counter() - start
+    return {name: round(seconds, 3) for name, seconds in stages.items()}
+
+
 def paragraph(punctuator: Punctuator) -> dict:
     assert len(PARAGRAPH.split()) == 42
     seconds = median_seconds(lambda: punctuator.restore(PARAGRAPH), 50)
@@ -89,6 +112,7 @@ def main() -> None:
     punctuator = Punctuator.load(args.model, threads=args.threads)
     result = {"model": punctuator.artifact.name, "threads": args.threads,
               "bulk": bulk(punctuator, args.data, args.repeats),
+              "breakdown_s": breakdown(punctuator, args.data),
               "paragraph": paragraph(punctuator), "hardware": hardware(),
               "date": datetime.date.today().isoformat()}
     if args.million:
