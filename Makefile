@@ -1,6 +1,7 @@
 # Two entry points for a fresh machine (see README):
 #   make demo  - core install (no torch) in .venv-demo, then the main job on a sample
-#   make test  - install with the train/dev extras in .venv, then the test suite
+#   make test  - Debian packages (Chromium, espeak-ng, flite), then the train/serve/ray/audio/dev
+#                extras in .venv, then the test suite
 PYTHON ?= python3
 DEMO_VENV ?= .venv-demo
 TEST_VENV ?= .venv
@@ -17,12 +18,13 @@ $(DEMO_VENV)/.installed: pyproject.toml
 demo: $(DEMO_VENV)/.installed
 	$(DEMO_VENV)/bin/punctum restore -i examples/asr_sample.txt
 
-$(TEST_VENV)/.installed: pyproject.toml
+$(TEST_VENV)/.installed: pyproject.toml scripts/system-deps.sh
+	./scripts/system-deps.sh
 	$(PYTHON) -m venv $(TEST_VENV)
 	$(TEST_VENV)/bin/pip install --quiet --upgrade pip
 	# torch first, pinned to the local CPU wheel: the range in pyproject is then satisfied
 	$(TEST_VENV)/bin/pip install --quiet torch==$(TORCH_VERSION)
-	$(TEST_VENV)/bin/pip install --quiet -e ".[dev,train,plot]"
+	$(TEST_VENV)/bin/pip install --quiet -e ".[dev,train,plot,serve,ray,audio]"
 	touch $@
 
 install-test: $(TEST_VENV)/.installed

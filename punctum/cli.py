@@ -325,6 +325,36 @@ def _run_export(args) -> int:
     return 0
 
 
+def _add_serve(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "serve", help="HTTP API and web page (needs punctum[serve])",
+        description="Serve POST /v1/restore, GET /v1/models, GET /healthz and a web page at /. "
+                    "Binds to 127.0.0.1 unless --host says otherwise; limits come from "
+                    "--config (a TOML file with a [serve] table).")
+    parser.add_argument("--config", metavar="TOML", help="server settings ([serve] table)")
+    parser.add_argument("--host", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port (default 8000)")
+    parser.add_argument("-m", "--model", action="append", metavar="NAME",
+                        help="model to load (repeatable; the first is the default)")
+    parser.add_argument("--threads", type=int, help="ONNX Runtime threads per model")
+    parser.set_defaults(run=_run_serve)
+
+
+def _run_serve(args) -> int:
+    try:
+        from punctum.serve import load_config, run
+    except ImportError as error:
+        raise ImportError(f"serve needs the serve extra: pip install 'punctum[serve]' "
+                          f"({error})") from None
+    config = load_config(args.config, host=args.host, port=args.port,
+                         models=tuple(args.model) if args.model else None, threads=args.threads)
+    if not config.loopback:
+        logging.getLogger("punctum.serve").warning(
+            "binding to %s: the server is reachable from other machines", config.host)
+    run(config)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="punctum", description="Restore punctuation, casing and sentence boundaries.")
@@ -335,6 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_eval(subparsers)
     _add_train(subparsers)
     _add_export(subparsers)
+    _add_serve(subparsers)
     return parser
 
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
-import types
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from punctum.config import build_dataclass as _build
 from punctum.train.data import DataConfig, SourceConfig
 from punctum.train.noise import NoiseConfig
 
@@ -115,35 +114,6 @@ class Recipe:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
-
-
-def _build(cls, values: dict, where: str):
-    """Instantiate a dataclass from a dict, checking key names and simple types."""
-    if not isinstance(values, dict):
-        raise ValueError(f"{where} must be a table, got {type(values).__name__}")
-    hints = typing.get_type_hints(cls)
-    known = {f.name for f in dataclasses.fields(cls) if f.init}
-    for key, value in values.items():
-        if key not in known:
-            raise ValueError(f"unknown key {where}.{key} (known: {', '.join(sorted(known))})")
-        if not _type_ok(value, hints[key]):
-            raise ValueError(f"{where}.{key} has the wrong type: {value!r}")
-    return cls(**values)
-
-
-def _type_ok(value, hint) -> bool:
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        return any(_type_ok(value, arg) for arg in typing.get_args(hint))
-    if hint is type(None):
-        return value is None
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint in (str, bool, dict):
-        return isinstance(value, hint)
-    return True  # nested tables are checked where they are built
 
 
 def parse_recipe(raw: dict, data_root: str | Path | None = None, name: str = "") -> Recipe:

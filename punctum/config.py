@@ -1,0 +1,41 @@
+"""Dataclasses from TOML tables: key names and simple types checked, one-line errors.
+
+Shared by training recipes (punctum.train.recipe) and the server config (punctum.serve).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+
+
+def build_dataclass(cls, values: dict, where: str):
+    """Instantiate a dataclass from a dict, checking key names and simple types."""
+    if not isinstance(values, dict):
+        raise ValueError(f"{where} must be a table, got {type(values).__name__}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls) if f.init}
+    for key, value in values.items():
+        if key not in known:
+            raise ValueError(f"unknown key {where}.{key} (known: {', '.join(sorted(known))})")
+        if not _type_ok(value, hints[key]):
+            raise ValueError(f"{where}.{key} has the wrong type: {value!r}")
+    return cls(**values)
+
+
+def _type_ok(value, hint) -> bool:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_type_ok(value, arg) for arg in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if origin in (list, tuple) or hint in (list, tuple):
+        return isinstance(value, (list, tuple))
+    if hint in (str, bool, dict):
+        return isinstance(value, hint)
+    return True  # nested tables are checked where they are built

@@ -1,0 +1,262 @@
+"""The HTTP API: FastAPI routes over loaded Punctuators and their dynamic batchers.
+
+    POST /v1/restore     one text or a list; model, casing, format options
+    POST /v1/transcribe  audio upload (when an acoustic model is installed)
+    GET  /v1/models      loaded models with their recorded scores
+    GET  /healthz        liveness, queue lengths
+    GET  /               a page to paste text into
+    GET  /openapi.json   the schema (FastAPI)
+
+Every error is JSON: {"error": {"status", "type", "message"}}, with 413 (too large), 422
+(malformed or unknown option), 429 (queue full), 501 (no acoustic model) and 503 (timeout,
+shutting down).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from concurrent.futures import ThreadPoolExecutor
+from importlib import resources
+from typing import Annotated, Literal
+
+from fastapi import FastAPI, File, Request, UploadFile
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from punctum.runtime import Punctuator, RestoreOptions
+from punctum.serve.batcher import DynamicBatcher, QueueFull
+from punctum.serve.config import ServeConfig
+from punctum.serve.limits import BodyLimit, error_body
+from punctum.version import __version__
+
+FORMATS = ("text", "srt", "vtt", "whisper", "vosk", "nemo")
+
+
+class ApiError(Exception):
+    """An error answered as JSON with its HTTP status."""
+
+    def __init__(self, status: int, kind: str, message: str):
+        super().__init__(message)
+        self.status, self.kind, self.message = status, kind, message
+
+
+class RestoreRequest(BaseModel):
+    """Give `text` (one string) or `texts` (a list), not both."""
+
+    model_config = ConfigDict(extra="forbid")
+    text: str | None = Field(None, description="one text (or a whole subtitle/JSON file)")
+    texts: list[str] | None = Field(None, description="several texts, restored independently")
+    model: str | None = Field(None, description="a loaded model (default: the first)")
+    case: bool = Field(True, description="restore casing")
+    keep_existing: bool = Field(False, description="keep marks and case already present")
+    format: Literal[FORMATS] = Field(  # type: ignore[valid-type]
+        "text", description="what `text` holds; subtitle and JSON formats keep every timing")
+
+
+class RestoreResponse(BaseModel):
+    model: str
+    format: str
+    text: str | None = None
+    texts: list[str] | None = None
+
+
+class ModelInfo(BaseModel):
+    name: str
+    default: bool
+    kind: str
+    language: str
+    precision: str | None = None
+    scores: dict = {}
+
+
+class ModelsResponse(BaseModel):
+    default: str
+    models: list[ModelInfo]
+    acoustic: list[str]
+
+
+class ErrorDetail(BaseModel):
+    status: int
+    type: str
+    message: str
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorDetail
+
+
+ERRORS = {code: {"model": ErrorResponse} for code in (413, 422, 429, 501, 503)}
+
+
+class ServerState:
+    """Loaded models, one single-thread executor and batcher each, and the limits."""
+
+    def __init__(self, config: ServeConfig, punctuators: dict[str, Punctuator]):
+        self.config = config
+        self.punctuators = punctuators
+        self.executors = {name: ThreadPoolExecutor(1, thread_name_prefix=f"punctum-{name}")
+                          for name in punctuators}
+        self.batchers = {
+            name: DynamicBatcher(p, self.executors[name], config.batch_texts,
+                                 config.batch_wait_ms / 1000, config.max_queue)
+            for name, p in punctuators.items()}
+        self.default = next(iter(punctuators))
+
+    def model(self, name: str | None) -> str:
+        name = name or self.default
+        if name not in self.punctuators:
+            raise ApiError(422, "unknown_model", f"model {name!r} is not loaded "
+                           f"(loaded: {', '.join(self.punctuators)})")
+        return name
+
+    def check_size(self, texts: list[str]) -> None:
+        if len(texts) > self.config.max_items:
+            raise ApiError(413, "too_many_items", f"{len(texts)} texts; the limit is "
+                           f"{self.config.max_items} per request")
+        longest = max((len(t) for t in texts), default=0)
+        if longest > self.config.max_chars:
+            raise ApiError(413, "text_too_long", f"a text has {longest} characters; the limit "
+                           f"is {self.config.max_chars}")
+
+    async def within_timeout(self, awaitable):
+        try:
+            return await asyncio.wait_for(awaitable, self.config.request_timeout_s)
+        except TimeoutError:
+            raise ApiError(503, "timeout", f"no answer within "
+                           f"{self.config.request_timeout_s:g} s; try again later") from None
+        except QueueFull as error:
+            raise ApiError(429, "queue_full", f"server busy: {error}; retry shortly") from None
+
+
+def load_punctuators(config: ServeConfig) -> dict[str, Punctuator]:
+    """Load every model of the config once, keyed by artifact name (first = default)."""
+    loaded: dict[str, Punctuator] = {}
+    for spec in config.models:
+        punctuator = Punctuator.load(spec, threads=config.threads)
+        loaded[punctuator.artifact.name] = punctuator
+    return loaded
+
+
+def create_app(config: ServeConfig | None = None,
+               punctuators: dict[str, Punctuator] | None = None) -> FastAPI:
+    """The ASGI app; models load here (before the server binds) unless given."""
+    config = config or ServeConfig()
+    state = ServerState(config, punctuators or load_punctuators(config))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        for batcher in state.batchers.values():
+            batcher.start()
+        yield
+        for batcher in state.batchers.values():
+            await batcher.stop()
+        for executor in state.executors.values():
+            executor.shutdown(wait=False, cancel_futures=True)
+
+    app = FastAPI(title="punctum", version=__version__, lifespan=lifespan,
+                  description="Restore punctuation, casing and sentence boundaries.")
+    app.state.punctum = state
+    _add_error_handlers(app)
+    _add_routes(app, state)
+    app.add_middleware(BodyLimit, default_bytes=config.max_body_bytes,
+                       per_path={"/v1/transcribe": config.max_audio_bytes})
+    return app
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, error: ApiError):
+        headers = {"Retry-After": "1"} if error.status in (429, 503) else None
+        return JSONResponse(error_body(error.status, error.kind, error.message),
+                            status_code=error.status, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError):
+        first = error.errors()[0] if error.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        message = f"{where}: {first.get('msg', 'invalid request')}" if where else \
+            first.get("msg", "invalid request")
+        return JSONResponse(error_body(422, "invalid_request", message), status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException):
+        return JSONResponse(error_body(error.status_code, "http", str(error.detail)),
+                            status_code=error.status_code)
+
+
+def _add_routes(app: FastAPI, state: ServerState) -> None:
+    @app.post("/v1/restore", response_model=RestoreResponse, response_model_exclude_none=True,
+              responses=ERRORS)
+    async def restore(body: RestoreRequest) -> RestoreResponse:
+        """Restore punctuation and casing of one text, a list of texts, or a transcript."""
+        name = state.model(body.model)
+        texts = _request_texts(body)
+        state.check_size(texts)
+        options = RestoreOptions(case=body.case, keep_existing=body.keep_existing)
+        if body.format != "text":
+            document = await state.within_timeout(_restore_document(state, name, body, options))
+            return RestoreResponse(model=name, format=body.format, text=document)
+        restored = await state.within_timeout(state.batchers[name].submit(texts, options))
+        if body.texts is not None:
+            return RestoreResponse(model=name, format="text", texts=restored)
+        return RestoreResponse(model=name, format="text", text=restored[0])
+
+    @app.post("/v1/transcribe", responses=ERRORS)
+    async def transcribe(audio: Annotated[UploadFile, File()]):
+        """Transcribe uploaded audio to punctuated text (needs an acoustic model)."""
+        raise ApiError(501, "no_acoustic_model", "no acoustic model is installed on this "
+                       "server; /v1/restore takes text")
+
+    @app.get("/v1/models", response_model=ModelsResponse)
+    async def models() -> ModelsResponse:
+        """The loaded models; the first is used when a request names none."""
+        infos = [_model_info(name, p, name == state.default)
+                 for name, p in state.punctuators.items()]
+        return ModelsResponse(default=state.default, models=infos, acoustic=[])
+
+    @app.get("/healthz")
+    async def healthz() -> dict:
+        """Liveness: the loaded models and how many requests wait for each."""
+        return {"status": "ok", "version": __version__,
+                "queue": {name: b.waiting for name, b in state.batchers.items()}}
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def page() -> str:
+        return resources.files("punctum.serve").joinpath("static/index.html").read_text(
+            encoding="utf-8")
+
+
+def _request_texts(body: RestoreRequest) -> list[str]:
+    if (body.text is None) == (body.texts is None):
+        raise ApiError(422, "invalid_request", "give exactly one of 'text' or 'texts'")
+    if body.format != "text" and body.texts is not None:
+        raise ApiError(422, "invalid_request", f"format {body.format!r} takes one document "
+                       f"in 'text'")
+    return [body.text] if body.text is not None else list(body.texts)
+
+
+async def _restore_document(state: ServerState, name: str, body: RestoreRequest,
+                            options: RestoreOptions) -> str:
+    """A subtitle or ASR JSON document restored on the model's worker thread."""
+    from punctum import formats
+
+    def run() -> str:
+        transcript = formats.loads(body.text, body.format, "<request>")
+        restored = formats.restore_transcript(transcript, state.punctuators[name], options)
+        return formats.dumps(restored)
+
+    try:
+        return await asyncio.get_running_loop().run_in_executor(state.executors[name], run)
+    except ValueError as error:  # malformed document: its one-line message
+        raise ApiError(422, "invalid_document", str(error)) from None
+
+
+def _model_info(name: str, punctuator: Punctuator, default: bool) -> ModelInfo:
+    meta = punctuator.artifact.meta
+    return ModelInfo(name=name, default=default, kind=str(meta.get("kind", "")),
+                     language=punctuator.inventory.language,
+                     precision=meta.get("model", {}).get("precision"),
+                     scores=meta.get("scores", {}) or {})

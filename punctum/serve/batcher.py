@@ -1,0 +1,127 @@
+"""Dynamic batching: requests that arrive close together share one model call.
+
+Requests wait in a bounded asyncio queue; one loop task takes the first waiting request,
+gathers more for up to `wait_s` or until `max_texts` texts, groups them by restore options
+and runs each group through `Punctuator.restore_batch` on a worker thread, so the event loop
+never blocks on the model. A full queue refuses at once (QueueFull -> 429); a request
+abandoned by its caller (timeout) is skipped when its turn comes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class QueueFull(Exception):
+    """The batcher's queue is at its limit."""
+
+
+@dataclass
+class _Request:
+    texts: list[str]
+    options: Any  # RestoreOptions (frozen, hashable): requests group by it
+    future: asyncio.Future = field(repr=False)
+
+
+class DynamicBatcher:
+    """Joins restore requests for one Punctuator into batched model calls.
+
+    Args:
+        punctuator: anything with restore_batch(texts, options) -> list[str].
+        executor: where model calls run (one worker thread keeps them in order).
+        max_texts: texts per model call at most (a larger single request runs alone).
+        wait_s: how long to wait for more requests after the first one arrives.
+        max_queue: requests waiting at most; more raise QueueFull.
+    """
+
+    def __init__(self, punctuator, executor: Executor, max_texts: int = 64,
+                 wait_s: float = 0.005, max_queue: int = 256) -> None:
+        self.punctuator = punctuator
+        self.executor = executor
+        self.max_texts = max_texts
+        self.wait_s = wait_s
+        self.queue: asyncio.Queue[_Request] = asyncio.Queue(maxsize=max_queue)
+        self._task: asyncio.Task | None = None
+        self.batches = 0  # model calls made (for /healthz and tests)
+
+    def start(self) -> None:
+        """Start the batching loop on the running event loop."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._loop())
+
+    async def stop(self) -> None:
+        """Stop the loop; requests still waiting are failed with RuntimeError."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        while not self.queue.empty():
+            request = self.queue.get_nowait()
+            if not request.future.done():
+                request.future.set_exception(RuntimeError("server is shutting down"))
+
+    @property
+    def waiting(self) -> int:
+        return self.queue.qsize()
+
+    async def submit(self, texts: list[str], options) -> list[str]:
+        """Restored texts, in order; raises QueueFull when the queue is at its limit."""
+        future = asyncio.get_running_loop().create_future()
+        try:
+            self.queue.put_nowait(_Request(list(texts), options, future))
+        except asyncio.QueueFull:
+            raise QueueFull(f"{self.queue.maxsize} requests are already waiting") from None
+        return await future
+
+    async def _loop(self) -> None:
+        while True:
+            batch = await self._gather()
+            for options, requests in _by_options(batch).items():
+                await self._run(requests, options)
+
+    async def _gather(self) -> list[_Request]:
+        """The first waiting request plus those that arrive within wait_s, up to max_texts."""
+        batch = [await self.queue.get()]
+        size = len(batch[0].texts)
+        deadline = time.monotonic() + self.wait_s
+        while size < self.max_texts:
+            left = deadline - time.monotonic()
+            if left <= 0 and self.queue.empty():
+                break
+            try:
+                request = await asyncio.wait_for(self.queue.get(), max(left, 0.0))
+            except TimeoutError:
+                break
+            batch.append(request)
+            size += len(request.texts)
+        return [r for r in batch if not r.future.done()]  # skip abandoned requests
+
+    async def _run(self, requests: list[_Request], options) -> None:
+        texts = [text for request in requests for text in request.texts]
+        loop = asyncio.get_running_loop()
+        try:
+            restored = await loop.run_in_executor(
+                self.executor, self.punctuator.restore_batch, texts, options)
+        except Exception as error:  # one bad batch fails its requests, not the server
+            for request in requests:
+                if not request.future.done():
+                    request.future.set_exception(error)
+            return
+        self.batches += 1
+        start = 0
+        for request in requests:
+            end = start + len(request.texts)
+            if not request.future.done():
+                request.future.set_result(restored[start:end])
+            start = end
+
+
+def _by_options(batch: list[_Request]) -> dict[Any, list[_Request]]:
+    groups: dict[Any, list[_Request]] = {}
+    for request in batch:
+        groups.setdefault(request.options, []).append(request)
+    return groups

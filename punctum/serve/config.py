@@ -1,0 +1,91 @@
+"""Server settings: one dataclass, read from a TOML file ([serve] table) and the command line.
+
+    [serve]
+    host = "127.0.0.1"
+    port = 8000
+    models = ["en-tiny"]
+    max_body_bytes = 1_000_000
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from punctum.config import build_dataclass
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """What the server loads and the limits it enforces.
+
+    Args:
+        host, port: where to listen; loopback by default.
+        models: model names, folders or hub ids loaded at start; the first is the default.
+        threads: ONNX Runtime intra-op threads per model (0 = its default).
+        max_body_bytes: request bodies above this get 413.
+        max_chars: characters per text above this get 413.
+        max_items: texts per request above this get 413.
+        max_queue: requests waiting for the model above this get 429.
+        request_timeout_s: requests not answered in this time get 503.
+        batch_texts: texts the dynamic batcher joins into one model call at most.
+        batch_wait_ms: how long the batcher waits for more requests to join a batch.
+        max_audio_bytes: audio uploads above this get 413 (POST /v1/transcribe).
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    models: tuple[str, ...] = ("en-tiny",)
+    threads: int = 0
+    max_body_bytes: int = 1_000_000
+    max_chars: int = 100_000
+    max_items: int = 256
+    max_queue: int = 256
+    request_timeout_s: float = 30.0
+    batch_texts: int = 64
+    batch_wait_ms: float = 5.0
+    max_audio_bytes: int = 50_000_000
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "models", tuple(self.models))
+        if not self.models:
+            raise ValueError("serve.models must name at least one model")
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"serve.port must be in [0, 65535], got {self.port}")
+        positive = ["max_body_bytes", "max_chars", "max_items", "max_queue", "batch_texts",
+                    "max_audio_bytes", "request_timeout_s"]
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise ValueError(f"serve.{name} must be > 0, got {getattr(self, name)}")
+        if self.batch_wait_ms < 0 or self.threads < 0:
+            raise ValueError("serve.batch_wait_ms and serve.threads must be >= 0")
+
+    @property
+    def default_model(self) -> str:
+        return self.models[0]
+
+    @property
+    def loopback(self) -> bool:
+        return self.host in LOOPBACK
+
+
+def load_config(path: str | Path | None = None, **overrides) -> ServeConfig:
+    """ServeConfig from a TOML file's [serve] table (optional), then non-None overrides."""
+    values: dict = {}
+    if path is not None:
+        try:
+            raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as error:
+            raise ValueError(f"{path}: not valid TOML: {error}") from None
+        unknown = set(raw) - {"serve"}
+        if unknown:
+            raise ValueError(f"{path}: unknown table(s) {', '.join(sorted(unknown))} "
+                             f"(expected [serve])")
+        values = dict(raw.get("serve", {}))
+    config = build_dataclass(ServeConfig, values, "serve")
+    given = {key: value for key, value in overrides.items() if value is not None}
+    return dataclasses.replace(config, **given) if given else config

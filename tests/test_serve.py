@@ -1,0 +1,253 @@
+"""The HTTP API: routes, limits (413/422/429/503), dynamic batching, config."""
+
+import asyncio
+import threading
+import time
+from types import SimpleNamespace
+
+import pytest
+
+pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from punctum.cli import main  # noqa: E402
+from punctum.runtime import Punctuator  # noqa: E402
+from punctum.serve import ServeConfig, create_app, load_config  # noqa: E402
+from punctum.serve.batcher import DynamicBatcher, QueueFull  # noqa: E402
+from punctum.text import normalize  # noqa: E402
+
+SRT = ("1\n00:00:01,000 --> 00:00:02,500\nwell i went to the market\n\n"
+       "2\n00:00:02,500 --> 00:00:04,000\nand bought some bread did you\n")
+
+
+@pytest.fixture(scope="module")
+def bundled():
+    return Punctuator.load()
+
+
+@pytest.fixture(scope="module")
+def client(bundled):
+    config = ServeConfig(max_body_bytes=20_000, max_chars=2_000, max_items=8)
+    with TestClient(create_app(config, {"en-tiny": bundled})) as test_client:
+        yield test_client
+
+
+def words_of(text: str) -> list[str]:
+    return normalize(text)
+
+
+def test_restore_one_text_keeps_words(client):
+    text = "so what do you think i think it's great"
+    response = client.post("/v1/restore", json={"text": text})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["model"] == "en-tiny" and body["format"] == "text"
+    assert words_of(body["text"]) == text.split()
+    assert body["text"] != text  # marks or case were restored
+
+
+def test_restore_list_in_order_and_matches_library(client, bundled):
+    texts = ["hello there how are you", "", "we met in new york last week", "ok"]
+    response = client.post("/v1/restore", json={"texts": texts})
+    assert response.status_code == 200
+    assert response.json()["texts"] == bundled.restore_batch(texts)
+
+
+def test_no_case_option(client):
+    response = client.post("/v1/restore", json={"text": "we met in new york", "case": False})
+    assert response.json()["text"].split()[0] == "we"
+
+
+def test_subtitle_document_keeps_timings(client):
+    response = client.post("/v1/restore", json={"text": SRT, "format": "srt"})
+    assert response.status_code == 200
+    restored = response.json()["text"]
+    timings = [line for line in restored.splitlines() if "-->" in line]
+    assert timings == [line for line in SRT.splitlines() if "-->" in line]
+    def cue_words(document):
+        lines = [ln for ln in document.splitlines() if ln and "-->" not in ln and not ln.isdigit()]
+        return words_of(" ".join(lines))
+
+    assert cue_words(restored) == cue_words(SRT) and restored != SRT
+
+
+@pytest.mark.parametrize("payload, status, kind", [
+    ({"text": "a", "texts": ["b"]}, 422, "invalid_request"),
+    ({}, 422, "invalid_request"),
+    ({"text": "a", "colour": "red"}, 422, "invalid_request"),
+    ({"text": "a", "format": "docx"}, 422, "invalid_request"),
+    ({"text": "a", "model": "en-huge"}, 422, "unknown_model"),
+    ({"text": "1\nnot a timing\nhello\n", "format": "srt"}, 422, "invalid_document"),
+    ({"texts": ["a"] * 9}, 413, "too_many_items"),
+    ({"text": "word " * 500}, 413, "text_too_long"),
+])
+def test_errors_are_json(client, payload, status, kind):
+    response = client.post("/v1/restore", json=payload)
+    assert response.status_code == status
+    error = response.json()["error"]
+    assert error["status"] == status and error["type"] == kind and error["message"]
+
+
+def test_body_limit_with_and_without_content_length(client):
+    big = b'{"text": "' + b"a " * 15_000 + b'"}'
+    assert client.post("/v1/restore", content=big).status_code == 413
+
+    def chunks():  # no Content-Length: the limit is enforced while reading
+        for _ in range(40):
+            yield b"x" * 1000
+
+    response = client.post("/v1/restore", content=chunks())
+    assert response.status_code == 413
+    assert response.json()["error"]["type"] == "too_large"
+
+
+def test_malformed_json_is_422(client):
+    response = client.post("/v1/restore", content=b"{not json",
+                           headers={"content-type": "application/json"})
+    assert response.status_code == 422
+
+
+def test_models_health_page_schema(client):
+    models = client.get("/v1/models").json()
+    assert models["default"] == "en-tiny" and models["acoustic"] == []
+    assert models["models"][0]["language"] == "en"
+    assert client.get("/healthz").json()["status"] == "ok"
+    page = client.get("/")
+    assert page.status_code == 200 and 'id="input"' in page.text
+    schema = client.get("/openapi.json").json()
+    assert "/v1/restore" in schema["paths"] and "/v1/transcribe" in schema["paths"]
+
+
+def test_transcribe_without_acoustic_model_is_501(client):
+    response = client.post("/v1/transcribe", files={"audio": ("a.wav", b"RIFF0000")})
+    assert response.status_code == 501
+    assert "acoustic" in response.json()["error"]["message"]
+
+
+class BlockingPunctuator:
+    """restore_batch waits for `release`; records the batches it was given."""
+
+    def __init__(self):
+        self.release = threading.Event()
+        self.started = threading.Event()
+        self.calls: list[list[str]] = []
+        self.artifact = SimpleNamespace(name="stub", meta={})
+        self.inventory = SimpleNamespace(language="en")
+
+    def restore_batch(self, texts, options=None):
+        self.calls.append(list(texts))
+        self.started.set()
+        self.release.wait(10)
+        return [t.upper() for t in texts]
+
+
+def post_in_thread(client, payload, results, key):
+    thread = threading.Thread(
+        target=lambda: results.__setitem__(key, client.post("/v1/restore", json=payload)))
+    thread.start()
+    return thread
+
+
+def test_queue_full_is_429_then_requests_complete():
+    stub = BlockingPunctuator()
+    config = ServeConfig(max_queue=1, batch_wait_ms=0, request_timeout_s=10)
+    with TestClient(create_app(config, {"stub": stub})) as client:
+        results: dict = {}
+        first = post_in_thread(client, {"text": "one"}, results, 1)
+        assert stub.started.wait(5)  # the first request is inside the model
+        second = post_in_thread(client, {"text": "two"}, results, 2)
+        batcher = client.app.state.punctum.batchers["stub"]
+        deadline = time.monotonic() + 5
+        while batcher.waiting < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        third = client.post("/v1/restore", json={"text": "three"})
+        assert third.status_code == 429
+        assert third.json()["error"]["type"] == "queue_full"
+        assert third.headers["retry-after"] == "1"
+        stub.release.set()
+        first.join(5)
+        second.join(5)
+        assert results[1].json()["text"] == "ONE" and results[2].json()["text"] == "TWO"
+
+
+def test_timeout_is_503():
+    stub = BlockingPunctuator()
+    config = ServeConfig(request_timeout_s=0.2, batch_wait_ms=0)
+    with TestClient(create_app(config, {"stub": stub})) as client:
+        response = client.post("/v1/restore", json={"text": "slow"})
+        assert response.status_code == 503
+        assert response.json()["error"]["type"] == "timeout"
+        stub.release.set()
+
+
+class RecordingPunctuator:
+    def __init__(self):
+        self.calls: list[list[str]] = []
+
+    def restore_batch(self, texts, options=None):
+        self.calls.append(list(texts))
+        return [f"<{t}>" for t in texts]
+
+
+def test_batcher_joins_concurrent_requests_in_order():
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = RecordingPunctuator()
+
+    async def scenario():
+        batcher = DynamicBatcher(model, ThreadPoolExecutor(1), max_texts=64, wait_s=0.05)
+        batcher.start()
+        requests = [batcher.submit([f"a{i}", f"b{i}"], None) for i in range(10)]
+        results = await asyncio.gather(*requests)
+        await batcher.stop()
+        return results
+
+    results = asyncio.run(scenario())
+    assert results == [[f"<a{i}>", f"<b{i}>"] for i in range(10)]
+    assert len(model.calls) == 1 and len(model.calls[0]) == 20
+
+
+def test_batcher_caps_batch_size_and_refuses_when_full():
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = RecordingPunctuator()
+
+    async def scenario():
+        batcher = DynamicBatcher(model, ThreadPoolExecutor(1), max_texts=4, wait_s=0.05,
+                                 max_queue=3)
+        requests = [asyncio.ensure_future(batcher.submit([f"t{i}"], None)) for i in range(3)]
+        await asyncio.sleep(0)
+        with pytest.raises(QueueFull):
+            await batcher.submit(["extra"], None)
+        batcher.start()
+        results = await asyncio.gather(*requests)
+        await batcher.stop()
+        return results
+
+    assert asyncio.run(scenario()) == [["<t0>"], ["<t1>"], ["<t2>"]]
+    assert all(len(call) <= 4 for call in model.calls)
+
+
+def test_config_from_toml_and_errors(tmp_path):
+    good = tmp_path / "serve.toml"
+    good.write_text('[serve]\nport = 9001\nmodels = ["en-tiny"]\nmax_queue = 4\n')
+    config = load_config(good, port=None, host="0.0.0.0")
+    assert (config.port, config.max_queue, config.host) == (9001, 4, "0.0.0.0")
+    assert not config.loopback and ServeConfig().loopback
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[serve]\nmax_queu = 4\n")
+    with pytest.raises(ValueError, match="unknown key serve.max_queu"):
+        load_config(bad)
+    bad.write_text("[serve]\nmax_queue = 0\n")
+    with pytest.raises(ValueError, match="max_queue must be > 0"):
+        load_config(bad)
+
+
+def test_cli_serve_bad_config_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[serve]\nport = 'eighty'\n")
+    assert main(["serve", "--config", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "serve.port" in err
+    assert main(["serve", "--model", "no-such-model", "--port", "0"]) == 2
+    assert "no model 'no-such-model'" in capsys.readouterr().err
