@@ -1090,7 +1090,7 @@ def _concat(parts: list[Labelled]) -> Labelled:
 
 
 def _slice(labelled: Labelled, start: int, stop: int) -> Labelled:
-    return Labelled(*(getattr(labelled, f)[start:stop] for f in _LABEL_FIELDS))
+    return labelled.slice(start, stop)
 
 
 # ----------------------------------------------------------------------------- resegmenting

@@ -337,10 +337,7 @@ def _concat(parts: list[Labelled]) -> Labelled:
 
 
 def _split(labelled: Labelled, n: int) -> tuple[Labelled, Labelled]:
-    fields = ("words", "post", "case", "pre", "forms", "abbreviated")
-    head = Labelled(*(getattr(labelled, f)[:n] for f in fields))
-    tail = Labelled(*(getattr(labelled, f)[n:] for f in fields))
-    return head, tail
+    return labelled.slice(0, n), labelled.slice(n)
 
 
 def _slice_prediction(prediction: Prediction, start: int) -> Prediction:

@@ -273,6 +273,11 @@ class Labelled:
     def __len__(self) -> int:
         return len(self.words)
 
+    def slice(self, start: int, stop: int | None = None) -> Labelled:
+        """Words start..stop with their labels (Python slice semantics)."""
+        fields = ("words", "post", "case", "pre", "forms", "abbreviated")
+        return Labelled(*(getattr(self, f)[start:stop] for f in fields))
+
 
 # ----------------------------------------------------------------------------- characters
 

@@ -15,7 +15,7 @@ def weighted_cross_entropy(
     logits: Tensor,
     targets: Tensor,
     weights: Tensor | None = None,
-    label_smoothing: float = 0.0,
+    label_smoothing: float | Tensor = 0.0,
 ) -> Tensor:
     """Mean cross-entropy over the positions that count, in fp32.
 
@@ -28,7 +28,9 @@ def weighted_cross_entropy(
         logits: (B, T, C) float logits, any dtype.
         targets: (B, T) int64 class ids, -100 = ignored.
         weights: optional (B, T) float per-position weights (>= 0).
-        label_smoothing: in [0, 1), passed to F.cross_entropy.
+        label_smoothing: in [0, 1): a float for every position, or a tensor broadcastable
+            to (B, T) with one value per position (discriminative label smoothing: beta_1 on
+            human labels, beta_2 on pseudo labels). The target is (1 - b) * y + b / C.
     Returns:
         () float32 scalar; 0 (with a graph) when no position counts.
     """
@@ -40,13 +42,8 @@ def weighted_cross_entropy(
     with torch.autocast(device_type=logits.device.type, enabled=False):
         flat_logits = logits.float().reshape(-1, logits.shape[-1])
         flat_targets = targets.reshape(-1)
-        per_position = F.cross_entropy(
-            flat_logits,
-            flat_targets,
-            ignore_index=IGNORE_INDEX,
-            reduction="none",
-            label_smoothing=label_smoothing,
-        )
+        per_position = _per_position_loss(flat_logits, flat_targets, label_smoothing,
+                                          targets.shape)
         counts = flat_targets != IGNORE_INDEX
         if weights is None:
             weighted = per_position
@@ -59,6 +56,21 @@ def weighted_cross_entropy(
         return total / counts.sum().clamp_min(1).float()
 
 
+def _per_position_loss(flat_logits: Tensor, flat_targets: Tensor,
+                       label_smoothing: float | Tensor, shape: torch.Size) -> Tensor:
+    """(N,) smoothed cross-entropy; 0 at ignored positions."""
+    if not isinstance(label_smoothing, Tensor):
+        return F.cross_entropy(flat_logits, flat_targets, ignore_index=IGNORE_INDEX,
+                               reduction="none", label_smoothing=label_smoothing)
+    log_probs = F.log_softmax(flat_logits, dim=-1)
+    safe = flat_targets.clamp_min(0)
+    nll = -log_probs.gather(1, safe[:, None])[:, 0]
+    uniform = -log_probs.mean(dim=-1)
+    beta = label_smoothing.float().expand(shape).reshape(-1)
+    loss = (1 - beta) * nll + beta * uniform
+    return torch.where(flat_targets != IGNORE_INDEX, loss, torch.zeros_like(loss))
+
+
 def tagging_loss(
     punct_logits: Tensor,
     case_logits: Tensor,
@@ -66,7 +78,7 @@ def tagging_loss(
     case_targets: Tensor,
     punct_weights: Tensor | None = None,
     case_weights: Tensor | None = None,
-    label_smoothing: float = 0.0,
+    label_smoothing: float | Tensor = 0.0,
     punct_loss_weight: float = 0.7,
 ) -> Tensor:
     """Joint loss L = L_case + punct_loss_weight * L_punct, in fp32.
@@ -76,16 +88,24 @@ def tagging_loss(
         case_logits: (B, T, n_case) float.
         punct_targets, case_targets: (B, T) int64, -100 = ignored position.
         punct_weights, case_weights: optional (B, T) float per-position weights.
-        label_smoothing: in [0, 1), applied to both terms.
+        label_smoothing: in [0, 1), applied to both terms; a float or a tensor broadcastable
+            to (B, T) (see `weighted_cross_entropy`).
         punct_loss_weight: weight of the punctuation term.
     Returns:
         () float32 scalar.
     """
-    if not 0.0 <= label_smoothing < 1.0:
+    low, high = _range(label_smoothing)
+    if not (0.0 <= low and high < 1.0):
         raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing}")
     punct = weighted_cross_entropy(punct_logits, punct_targets, punct_weights, label_smoothing)
     case = weighted_cross_entropy(case_logits, case_targets, case_weights, label_smoothing)
     return case + punct_loss_weight * punct
+
+
+def _range(value: float | Tensor) -> tuple[float, float]:
+    if isinstance(value, Tensor):
+        return float(value.min()), float(value.max())
+    return float(value), float(value)
 
 
 class TaggingLoss:
@@ -99,7 +119,7 @@ class TaggingLoss:
         case_targets: Tensor,
         punct_weights: Tensor | None = None,
         case_weights: Tensor | None = None,
-        label_smoothing: float = 0.0,
+        label_smoothing: float | Tensor = 0.0,
     ) -> Tensor:
         """L_case + config.punct_loss_weight * L_punct in fp32; see `tagging_loss`."""
         return tagging_loss(punct_logits, case_logits, punct_targets, case_targets,

@@ -10,6 +10,7 @@ differ. `sequential_windows` cuts a corpus into consecutive windows for evaluati
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -27,12 +28,18 @@ class Batch:
         lengths: (B,) int64 valid positions per row.
         punct: (B, T) int64 post-mark label ids, -100 where no label.
         case: (B, T) int64 case label ids, -100 where no label.
+        row_weight: (B,) float32 loss weight of each row's positions (its source's
+            loss_weight), or None for all 1.
+        row_smoothing: (B,) float32 label smoothing of each row (its source's), or None for
+            the recipe's single value.
     """
 
     ids: np.ndarray
     lengths: np.ndarray
     punct: np.ndarray
     case: np.ndarray
+    row_weight: np.ndarray | None = None
+    row_smoothing: np.ndarray | None = None
 
 
 def window_end(corpus: EncodedCorpus, starts: np.ndarray, begin: int, limit: int,
@@ -105,16 +112,25 @@ class WindowSampler:
         max_subwords: window length including start/end tokens.
         special_ids: (bos_id, eos_id, pad_id).
         seed: seed of the sampler's Generator.
+        loss_weights: per corpus, the loss weight of its rows (default all 1).
+        smoothing: per corpus, the label smoothing of its rows (default: none set).
     """
 
     def __init__(self, corpora: Sequence[EncodedCorpus], weights: Sequence[float],
-                 max_subwords: int, special_ids: tuple[int, int, int], seed: int = 0) -> None:
-        kept = [(c, w) for c, w in zip(corpora, weights) if len(c.ids)]
+                 max_subwords: int, special_ids: tuple[int, int, int], seed: int = 0,
+                 loss_weights: Sequence[float] | None = None,
+                 smoothing: Sequence[float] | None = None) -> None:
+        n = len(corpora)
+        loss_weights = [1.0] * n if loss_weights is None else list(loss_weights)
+        kept = [i for i in range(n) if len(corpora[i].ids)]
         if not kept:
             raise ValueError("all training corpora are empty")
-        self.corpora = [c for c, _ in kept]
-        weights = np.asarray([w for _, w in kept], dtype=np.float64)
+        self.corpora = [corpora[i] for i in kept]
+        weights = np.asarray([weights[i] for i in kept], dtype=np.float64)
         self.weights = weights / weights.sum()
+        self.loss_weights = np.asarray([loss_weights[i] for i in kept], dtype=np.float32)
+        self.smoothing = (None if smoothing is None else
+                          np.asarray([smoothing[i] for i in kept], dtype=np.float32))
         self.starts = [np.flatnonzero(c.word_start).astype(np.int64) for c in self.corpora]
         self.limit = max_subwords - 2
         self.special_ids = special_ids
@@ -132,7 +148,12 @@ class WindowSampler:
             end = window_end(corpus, starts, begin, self.limit, within_document=False)
             windows.append((corpus, begin, end))
         windows, ignore_from = equalise(windows)
-        return collate(windows, *self.special_ids, ignore_from=ignore_from)
+        batch = collate(windows, *self.special_ids, ignore_from=ignore_from)
+        uniform = bool(np.all(self.loss_weights == 1.0))
+        return dataclasses.replace(
+            batch,
+            row_weight=None if uniform else self.loss_weights[choices],
+            row_smoothing=None if self.smoothing is None else self.smoothing[choices])
 
     def state(self) -> dict:
         """The Generator state, for checkpoints."""

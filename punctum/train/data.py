@@ -35,15 +35,27 @@ class SourceConfig:
         path: a .txt/.txt.gz file with one document per line, or a Che-format file.
         weight: relative sampling weight in the mixture.
         format: "text" or "che" (Che files carry no case: case labels are ignored).
+        loss_weight: weight of this source's positions in the loss (alpha for pseudo labels
+            in self-training; 1 for human labels).
+        label_smoothing: smoothing of this source's targets (beta_1 / beta_2 of
+            discriminative label smoothing); None = train.label_smoothing.
     """
 
     path: str
     weight: float = 1.0
     format: str = "text"
+    loss_weight: float = 1.0
+    label_smoothing: float | None = None
 
     def __post_init__(self) -> None:
         if self.weight <= 0:
             raise ValueError(f"source weight must be > 0, got {self.weight} for {self.path}")
+        if self.loss_weight < 0:
+            raise ValueError(f"source loss_weight must be >= 0, got {self.loss_weight} "
+                             f"for {self.path}")
+        if self.label_smoothing is not None and not 0 <= self.label_smoothing < 1:
+            raise ValueError(f"source label_smoothing must be in [0, 1), got "
+                             f"{self.label_smoothing} for {self.path}")
         if self.format not in ("text", "che"):
             raise ValueError(f"source format must be 'text' or 'che', got {self.format!r}")
 
@@ -184,8 +196,10 @@ def iter_source(source: SourceConfig, config: DataConfig, split: str) -> Iterato
 
 def encode_source(source, config, tokenizer, split, cache_dir) -> EncodedCorpus:
     """Encode one source split, reusing a cached copy keyed by its settings."""
-    key = hashlib.md5(repr((source, config.max_documents, config.val_fraction, config.noise,
-                            split, tokenizer.tokenizer.to_str())).encode()).hexdigest()[:16]
+    # Only what changes the encoded arrays: sampling and loss settings do not.
+    key = hashlib.md5(repr((source.path, source.format, config.max_documents,
+                            config.val_fraction, config.noise, split,
+                            tokenizer.tokenizer.to_str())).encode()).hexdigest()[:16]
     cache = Path(cache_dir) / f"{Path(source.path).name}.{split}.{key}.npz"
     if cache.exists():
         return EncodedCorpus.load(cache)

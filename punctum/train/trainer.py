@@ -174,14 +174,28 @@ def _to_device(batch: Batch, device: str) -> tuple[torch.Tensor, ...]:
                  for a in (batch.ids, batch.lengths, batch.punct, batch.case))
 
 
+def row_settings(batch: Batch, default_smoothing: float, device: str):
+    """(weights, smoothing) for the loss: (B, T) weights or None, (B, 1) smoothing or a float."""
+    shape = batch.punct.shape
+    weights = None
+    if batch.row_weight is not None:
+        weights = torch.from_numpy(batch.row_weight).to(device)[:, None].expand(shape)
+    smoothing = default_smoothing
+    if batch.row_smoothing is not None:
+        smoothing = torch.from_numpy(batch.row_smoothing).to(device)[:, None]
+    return weights, smoothing
+
+
 def train_step(model, loss_owner, optimizer, batch: Batch, recipe: Recipe, device: str) -> float:
     """One optimizer step; returns the loss."""
     ids, lengths, punct, case = _to_device(batch, device)
+    weights, smoothing = row_settings(batch, recipe.train.label_smoothing, device)
     model.train()
     with autocast(device, recipe.train.dtype):
         punct_logits, case_logits = model(ids, lengths)
     loss = loss_owner.loss(punct_logits.float(), case_logits.float(), punct, case,
-                           label_smoothing=recipe.train.label_smoothing)
+                           punct_weights=weights, case_weights=weights,
+                           label_smoothing=smoothing)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     if recipe.train.grad_clip > 0:
@@ -307,10 +321,14 @@ def _setup(recipe: Recipe, out: Path) -> _Run:
     checkpoint.seed_everything(recipe.train.seed + dist.rank)
     tokenizer = prepare_tokenizer(recipe, out, dist)
     corpora = prepare_corpora(recipe, tokenizer, out, dist)
-    sampler = WindowSampler(corpora, [s.weight for s in recipe.data.sources],
-                            recipe.data.max_subwords,
+    sources = recipe.data.sources
+    per_source_smoothing = any(s.label_smoothing is not None for s in sources)
+    smoothing = [recipe.train.label_smoothing if s.label_smoothing is None else s.label_smoothing
+                 for s in sources] if per_source_smoothing else None
+    sampler = WindowSampler(corpora, [s.weight for s in sources], recipe.data.max_subwords,
                             (tokenizer.bos_id, tokenizer.eos_id, tokenizer.pad_id),
-                            seed=recipe.train.seed + 1000 * dist.rank)
+                            seed=recipe.train.seed + 1000 * dist.rank,
+                            loss_weights=[s.loss_weight for s in sources], smoothing=smoothing)
     model = build_for_recipe(recipe, tokenizer).to(device)
     wrapped = model
     if dist.world > 1:

@@ -1,0 +1,356 @@
+"""Discriminative self-training (Chen et al., Interspeech 2021) as `punctum selftrain RECIPE`.
+
+A self-training recipe is an ordinary training recipe plus a [selftrain] table:
+
+    [selftrain]
+    pool = ["text/qmsum_meetings/qmsum_meetings.txt.gz"]    # unlabelled: marks/case stripped
+    eval_files = ["iwslt2011/test2011", "iwslt2011/dev2012.gz"]
+    alpha = 0.5          # loss weight of pseudo labels: L = sum_human l + alpha sum_pseudo l
+    beta_human = 0.1     # label smoothing of human labels (beta_1)
+    beta_pseudo = 0.2    # label smoothing of pseudo labels (beta_2)
+    rounds = 3           # at most; stops when dev F1 stops improving
+
+Round 0 trains the teacher on the labelled sources (or takes `teacher`, a checkpoint). Each
+round r >= 1 exports the best model so far as an fp32 ONNX artifact, pseudo-labels the pool
+with it (batched, resumable by parts, deterministic), and trains a student from the same
+initialisation on labelled + pseudo-labelled data. Everything lives in the output folder:
+
+    pool.txt.gz            the normalised pool (checked against eval_files once)
+    round-0/               teacher run (best.pt, history.json, ...)
+    round-r/teacher/       artifact used for pseudo labels
+    round-r/pseudo/        part-NNNNN.txt, then pseudo.txt.gz
+    round-r/student/       student run
+    selftrain.json         dev F1 per round and the best round; best.pt is its checkpoint
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import logging
+import os
+import shutil
+import tomllib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from punctum.config import build_dataclass
+from punctum.corpora import iter_lines, iter_tsv
+from punctum.evaluation import detect_format, load_scored
+from punctum.text import normalize, render, sentence_spans
+from punctum.train.data import SourceConfig
+from punctum.train.recipe import Recipe, parse_recipe
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SelfTrainConfig:
+    """The [selftrain] table.
+
+    Args:
+        pool: unlabelled text files (one document per line; .tsv: its `text` column); any
+            marks and case in them are stripped, so labels never leak in.
+        eval_files: evaluation files the pool must not overlap (Che, text, TSV or XML).
+        alpha: loss weight of pseudo-labelled positions (0 = ignore them).
+        beta_human, beta_pseudo: label smoothing of human and pseudo labels.
+        pseudo_weight: sampling weight of the pseudo-labelled source in the mixture.
+        rounds: self-training rounds at most (each makes a student).
+        min_confidence: keep only pseudo-labelled sentences whose every word's mark
+            probability is at least this (0 = keep all).
+        ngram, max_shared_ngrams: the overlap check: refuse a pool that shares more than
+            max_shared_ngrams distinct n-grams with the evaluation files.
+        teacher: a checkpoint to start from instead of training round 0.
+        chunk_documents: pool documents per pseudo-label part (the unit of resuming).
+        max_pool_documents: use at most this many pool documents (0 = all).
+        threads: ONNX Runtime threads for pseudo-labelling (0 = its default).
+    """
+
+    pool: tuple[str, ...]
+    eval_files: tuple[str, ...] = ()
+    alpha: float = 1.0
+    beta_human: float = 0.0
+    beta_pseudo: float = 0.0
+    pseudo_weight: float = 1.0
+    rounds: int = 1
+    min_confidence: float = 0.0
+    ngram: int = 8
+    max_shared_ngrams: int = 0
+    teacher: str | None = None
+    chunk_documents: int = 512
+    max_pool_documents: int = 0
+    threads: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pool", tuple(self.pool))
+        object.__setattr__(self, "eval_files", tuple(self.eval_files))
+        checks = [
+            (bool(self.pool), "selftrain.pool must name at least one file"),
+            (self.alpha >= 0, f"selftrain.alpha must be >= 0, got {self.alpha}"),
+            (0 <= self.beta_human < 1 and 0 <= self.beta_pseudo < 1,
+             "selftrain.beta_human and beta_pseudo must be in [0, 1)"),
+            (self.pseudo_weight > 0, "selftrain.pseudo_weight must be > 0"),
+            (self.rounds >= 1, f"selftrain.rounds must be >= 1, got {self.rounds}"),
+            (0 <= self.min_confidence < 1, "selftrain.min_confidence must be in [0, 1)"),
+            (self.ngram >= 2, "selftrain.ngram must be >= 2"),
+            (self.chunk_documents >= 1, "selftrain.chunk_documents must be >= 1"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)
+
+
+def load_selftrain_recipe(path: str | Path, data_root: str | Path | None = None
+                          ) -> tuple[Recipe, SelfTrainConfig]:
+    """The training recipe and the [selftrain] table; relative paths join data_root."""
+    raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    if "selftrain" not in raw:
+        raise ValueError(f"{path}: no [selftrain] table (see punctum/train/selftrain.py)")
+    table = raw.pop("selftrain")
+    recipe = parse_recipe(raw, data_root, name=Path(path).stem)
+    root = Path(data_root) if data_root else Path(".")
+    config = build_dataclass(SelfTrainConfig, table, "selftrain")
+    config = dataclasses.replace(
+        config,
+        pool=tuple(_existing(root / p, "selftrain.pool") for p in config.pool),
+        eval_files=tuple(_existing(root / p, "selftrain.eval_files") for p in config.eval_files))
+    if recipe.data.dev is None:
+        raise ValueError("self-training selects rounds on dev F1: set data.dev in the recipe")
+    return recipe, config
+
+
+def _existing(path: Path, key: str) -> str:
+    if not path.exists():
+        raise FileNotFoundError(f"{key}: {path}: no such file")
+    return str(path)
+
+
+# ----------------------------------------------------------------------------- the pool
+
+def iter_pool_documents(paths: Iterable[str], max_documents: int = 0) -> Iterator[str]:
+    """Normalised pool documents: lowercase words without marks, space-joined."""
+    count = 0
+    for path in paths:
+        lines = (u.text for u in iter_tsv(path)) if detect_format(path) == "tsv" \
+            else iter_lines(path)
+        for line in lines:
+            words = [w.lower() for w in normalize(line)]
+            if not words:
+                continue
+            yield " ".join(words)
+            count += 1
+            if max_documents and count >= max_documents:
+                return
+
+
+def _ngrams(words: list[str], n: int) -> Iterator[tuple[str, ...]]:
+    for i in range(len(words) - n + 1):
+        yield tuple(words[i:i + n])
+
+
+def eval_ngrams(files: Iterable[str], n: int = 8) -> set[tuple[str, ...]]:
+    """The distinct lowercase word n-grams of evaluation files (any scorer format)."""
+    grams: set[tuple[str, ...]] = set()
+    for path in files:
+        words = [w.lower() for w in load_scored(path).labelled.words]
+        grams.update(_ngrams(words, n))
+    return grams
+
+
+def check_overlap(documents: Iterable[str], eval_grams: set, n: int = 8,
+                  max_shared: int = 0) -> int:
+    """Distinct n-grams the pool shares with the evaluation files.
+
+    Raises:
+        ValueError: more than max_shared shared n-grams, naming the first pool line.
+    """
+    shared: set[tuple[str, ...]] = set()
+    first: tuple[int, str] | None = None
+    for number, document in enumerate(documents, 1):
+        hits = [g for g in _ngrams(document.split(), n) if g in eval_grams]
+        if hits and first is None:
+            first = (number, " ".join(hits[0]))
+        shared.update(hits)
+    if len(shared) > max_shared:
+        raise ValueError(f"the pool overlaps the evaluation files: {len(shared)} shared "
+                         f"{n}-grams (allowed {max_shared}), first at pool document "
+                         f"{first[0]}: {first[1]!r}; remove those documents")
+    return len(shared)
+
+
+def build_pool(config: SelfTrainConfig, out: Path) -> Path:
+    """Write the normalised pool once (atomically), after the overlap check."""
+    path = out / "pool.txt.gz"
+    if path.exists():
+        return path
+    documents = list(iter_pool_documents(config.pool, config.max_pool_documents))
+    if not documents:
+        raise ValueError("the self-training pool has no words")
+    if config.eval_files:
+        grams = eval_ngrams(config.eval_files, config.ngram)
+        shared = check_overlap(documents, grams, config.ngram, config.max_shared_ngrams)
+        log.info("pool: %d documents, %d shared %d-grams", len(documents), shared, config.ngram)
+    _write_atomic(path, "".join(d + "\n" for d in documents))
+    return path
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(tmp, "wt", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+# ----------------------------------------------------------------------------- pseudo labels
+
+def pseudo_label_texts(punctuator, documents: list[str], min_confidence: float = 0.0
+                       ) -> list[str]:
+    """Restored lines for pool documents; with min_confidence, only the runs of consecutive
+    sentences whose words all reach it (each run its own line)."""
+    from punctum.runtime import RestoreOptions
+
+    results = punctuator.restore_detailed(documents, RestoreOptions())
+    if min_confidence <= 0:
+        return [r.text for r in results if r.text]
+    lines = []
+    for result in results:
+        confidence = result.prediction.post_probs.max(axis=-1)  # (n_words,)
+        run: list[range] = []
+        for span in sentence_spans(result.labelled, punctuator.inventory) + [None]:
+            if span is not None and confidence[span.start:span.stop].min() >= min_confidence:
+                run.append(span)
+                continue
+            if run:
+                piece = result.labelled.slice(run[0].start, run[-1].stop)
+                lines.append(render(piece, punctuator.inventory,
+                                    lexicon=punctuator.artifact.lexicon))
+            run = []
+    return lines
+
+
+def _chunks(documents: Iterable[str], size: int) -> Iterator[list[str]]:
+    chunk: list[str] = []
+    for document in documents:
+        chunk.append(document)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def pseudo_label(artifact: str | Path, pool_file: str | Path, out_dir: str | Path,
+                 config: SelfTrainConfig, progress: bool = True) -> Path:
+    """Pseudo-label the pool into out_dir/pseudo.txt.gz; finished parts are kept, so an
+    interrupted run resumes where it stopped and gives the same file."""
+    from tqdm import tqdm
+
+    from punctum.runtime import Punctuator
+
+    out = Path(out_dir)
+    final = out / "pseudo.txt.gz"
+    if final.exists():
+        return final
+    out.mkdir(parents=True, exist_ok=True)
+    punctuator = Punctuator.load(artifact, threads=config.threads)
+    n_documents = sum(1 for _ in iter_lines(pool_file))
+    total = -(-n_documents // config.chunk_documents)
+    chunks = _chunks(iter_lines(pool_file), config.chunk_documents)
+    for index, chunk in enumerate(tqdm(chunks, total=total, desc="pseudo-labelling",
+                                       unit="part", disable=not progress)):
+        part = out / f"part-{index:05d}.txt"
+        if part.exists():
+            continue
+        lines = pseudo_label_texts(punctuator, chunk, config.min_confidence)
+        _write_atomic(part, "".join(line + "\n" for line in lines))
+    parts = sorted(out.glob("part-*.txt"))
+    _write_atomic(final, "".join(p.read_text(encoding="utf-8") for p in parts))
+    return final
+
+
+# ----------------------------------------------------------------------------- rounds
+
+def student_recipe(recipe: Recipe, pseudo_file: str | Path, config: SelfTrainConfig) -> Recipe:
+    """The labelled recipe plus the pseudo-labelled source, with alpha and the betas."""
+    human = tuple(dataclasses.replace(s, label_smoothing=config.beta_human)
+                  for s in recipe.data.sources)
+    pseudo = SourceConfig(path=str(pseudo_file), weight=config.pseudo_weight,
+                          loss_weight=config.alpha, label_smoothing=config.beta_pseudo)
+    data = dataclasses.replace(recipe.data, sources=human + (pseudo,))
+    return dataclasses.replace(recipe, data=data, name=f"{recipe.name}-student")
+
+
+def _train_round(recipe: Recipe, folder: Path, tokenizer: Path | None, shared_cache: Path,
+                 progress: bool) -> float:
+    """Train (or resume, or just read) one round's run; returns its best dev F1."""
+    from punctum.train.trainer import train
+
+    folder.mkdir(parents=True, exist_ok=True)
+    summary = folder / "round.json"
+    if summary.exists():
+        return json.loads(summary.read_text())["dev_f1"]
+    if tokenizer is not None and not (folder / "tokenizer.json").exists():
+        shutil.copy(tokenizer, folder / "tokenizer.json")  # same subwords as the teacher
+    cache = folder / "cache"
+    if not cache.exists():
+        shared_cache.mkdir(parents=True, exist_ok=True)
+        cache.symlink_to(shared_cache.resolve(), target_is_directory=True)
+    state = train(recipe, folder, resume=(folder / "last.pt").exists(), progress=progress)
+    summary.write_text(json.dumps({"dev_f1": state.best_f1, "steps": state.step}))
+    return state.best_f1
+
+
+def _export_teacher(checkpoint: Path, folder: Path, name: str) -> Path:
+    from punctum.train.export import ExportOptions, export_artifact, parity_texts
+
+    if (folder / "punctum.json").exists():
+        return folder
+    options = ExportOptions(int8=False, name=name)
+    export_artifact(checkpoint, folder, checkpoint.parent / "tokenizer.json", options,
+                    parity_texts(checkpoint))
+    return folder
+
+
+def selftrain(recipe: Recipe, config: SelfTrainConfig, out_dir: str | Path,
+              progress: bool = True) -> dict:
+    """Run the rounds (resuming finished work); returns the summary in selftrain.json."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    pool = build_pool(config, out)
+    cache = out / "cache"
+    if config.teacher:
+        best_checkpoint, best_f1 = Path(config.teacher), _checkpoint_f1(Path(config.teacher))
+    else:
+        best_f1 = _train_round(recipe, out / "round-0", None, cache, progress)
+        best_checkpoint = out / "round-0" / "best.pt"
+    history = [{"round": 0, "dev_f1": best_f1, "checkpoint": str(best_checkpoint)}]
+    best_round = 0
+    for r in range(1, config.rounds + 1):
+        folder = out / f"round-{r}"
+        teacher = _export_teacher(best_checkpoint, folder / "teacher", f"teacher-{r}")
+        pseudo = pseudo_label(teacher, pool, folder / "pseudo", config, progress)
+        f1 = _train_round(student_recipe(recipe, pseudo, config), folder / "student",
+                          best_checkpoint.parent / "tokenizer.json", cache, progress)
+        history.append({"round": r, "dev_f1": f1,
+                        "checkpoint": str(folder / "student" / "best.pt")})
+        log.info("self-training round %d: dev F1 %.4f (best so far %.4f)", r, f1, best_f1)
+        if f1 <= best_f1:
+            break
+        best_f1, best_round = f1, r
+        best_checkpoint = folder / "student" / "best.pt"
+    shutil.copy(best_checkpoint, out / "best.pt")
+    shutil.copy(best_checkpoint.parent / "tokenizer.json", out / "tokenizer.json")
+    summary = {"rounds": history, "best_round": best_round, "best_dev_f1": best_f1,
+               "config": dataclasses.asdict(config)}
+    (out / "selftrain.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def _checkpoint_f1(checkpoint: Path) -> float:
+    from punctum.train.checkpoint import load_checkpoint
+
+    state = load_checkpoint(checkpoint).get("state", {})
+    return float(state.get("best_f1", 0.0))
