@@ -1,11 +1,14 @@
 """The `punctum` command: argparse subcommands that build option dataclasses.
 
     echo "so what do you think i think it's great" | punctum restore
+    punctum restore --input-dir transcripts/ --output-dir restored/ --jobs 2
+    punctum batch --parquet corpus/ --output-dir restored/ --column text
     punctum eval --ref ../shared/data/iwslt2011/test2011 --hyp hyp.txt --hyp-format text
     punctum train recipes/en-tiny.toml --data-root ../shared/data --out runs/en-tiny
     punctum export runs/en-tiny/best.pt punctum/assets/en-tiny --name en-tiny
 
-Errors in files or options are printed as one line on stderr with exit code 2.
+Errors in files or options are printed as one line on stderr with exit code 2. Folder jobs
+keep going past a bad file and end with exit code 1 and a list of the files that failed.
 """
 
 from __future__ import annotations
@@ -100,12 +103,36 @@ def _add_restore(subparsers) -> None:
         description="Restore punctuation, casing and sentence boundaries. Text comes from "
                     "the arguments, from --input files, or from stdin; one output line per "
                     "input line. Subtitles (SRT, WebVTT) and ASR JSON (Whisper, Vosk, NeMo "
-                    "manifests) keep every timing; context flows across cues.")
+                    "manifests) keep every timing; context flows across cues. --input-dir "
+                    "restores every file under a folder into --output-dir (resumable; "
+                    "--jobs worker processes).")
     parser.add_argument("text", nargs="*", help="text to restore (default: read stdin)")
     parser.add_argument("-i", "--input", action="append", default=[], metavar="FILE",
                         help="read text from FILE (repeatable; .gz read transparently)")
     parser.add_argument("-o", "--output", metavar="PATH",
                         help="write to PATH (a folder when there are several inputs)")
+    parser.add_argument("--input-dir", metavar="DIR",
+                        help="restore every file under DIR (recursive; hidden and temporary "
+                             "files left out)")
+    parser.add_argument("--output-dir", metavar="DIR",
+                        help="--input-dir: write each output to the same relative path under DIR")
+    parser.add_argument("--jobs", type=int, metavar="N",
+                        help="--input-dir: worker processes, each loading the model once "
+                             "(default 1: this process)")
+    _add_folder_options(parser)
+    _add_restore_options(parser)
+    parser.set_defaults(run=_run_restore)
+
+
+def _add_folder_options(parser) -> None:
+    parser.add_argument("--overwrite", action="store_true",
+                        help="folders: restore files whose output exists too (default: skip "
+                             "them, so that a killed job resumes)")
+    parser.add_argument("--no-progress", action="store_true", help="folders: no progress bar")
+
+
+def _add_restore_options(parser) -> None:
+    """The model and format options shared by `restore` and `batch`."""
     parser.add_argument("-m", "--model", default=None,
                         help="bundled model name, model folder or hub id (default: en-tiny)")
     parser.add_argument("--json", action="store_true",
@@ -114,7 +141,9 @@ def _add_restore(subparsers) -> None:
     parser.add_argument("--no-case", action="store_true", help="restore marks only")
     parser.add_argument("--keep-existing", action="store_true",
                         help="keep marks and casing already present in the input")
-    parser.add_argument("--threads", type=int, default=0, help="ONNX Runtime threads")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="ONNX Runtime threads (per worker for folders; default: the "
+                             "cores, shared among workers)")
     parser.add_argument("--errors", choices=["strict", "replace"], default="strict",
                         help="undecodable input bytes: an error, or replaced by U+FFFD")
     parser.add_argument("--format", default="auto",
@@ -136,32 +165,93 @@ def _add_restore(subparsers) -> None:
                         help="NeMo manifests: the key to restore (default: pred_text)")
     parser.add_argument("--output-key",
                         help="NeMo manifests: the key to write (default: --text-key)")
-    parser.set_defaults(run=_run_restore)
 
 
 def _run_restore(args) -> int:
-    from punctum.runtime import Punctuator, RestoreOptions
+    from punctum.batch import restore_source, restore_to_path
+    from punctum.runtime import Punctuator
 
-    options = RestoreOptions(case=not args.no_case, keep_existing=args.keep_existing)
-    layout = _restore_layout(args)
-    sources = _restore_sources(args)
-    for name, input_format, _ in sources:
-        _restore_check(args, name, input_format)
+    if args.input_dir is not None or args.output_dir is not None:
+        return _run_restore_folder(args)
+    if args.jobs is not None or args.overwrite:
+        raise ValueError("--jobs and --overwrite are for --input-dir")
+    options = _file_options(args)
+    sources = _restore_sources(args, options)
+    for source in sources:  # option conflicts before the model loads or any output is written
+        options.check(source.name, source.format)
     if args.output and len(sources) > 1:
         os.makedirs(args.output, exist_ok=True)
     punctuator = Punctuator.load(args.model, threads=args.threads)
-    for name, input_format, lines in sources:
-        output_format = _restore_output_format(args.to, input_format)
-        target = _restore_target(args.output, name, len(sources), input_format, output_format)
-        if input_format == "text" and output_format == "text":
-            with _open_output(target) as out:
-                for line in _restore_lines(punctuator, lines, options,
-                                           args.json or args.to == "json"):
-                    out.write(line + "\n")
+    for source in sources:
+        target = _restore_target(args.output, source, len(sources), options)
+        if target is None:
+            restore_source(punctuator, source, sys.stdout, options)
         else:
-            _restore_transcript(args, punctuator, options, layout, (name, input_format, lines),
-                                target)
+            restore_to_path(punctuator, source, target, options)
     return 0
+
+
+def _run_restore_folder(args) -> int:
+    from punctum.batch import plan_batch, run_batch
+
+    options = _batch_options(args, jobs=1 if args.jobs is None else args.jobs)
+    plan = plan_batch(options)
+    _say_skipped(args.command, len(plan.skipped))
+    return _report_batch(args.command, run_batch(options, plan), options.output_dir)
+
+
+def _restore_options(args):
+    from punctum.runtime import RestoreOptions
+
+    return RestoreOptions(case=not args.no_case, keep_existing=args.keep_existing)
+
+
+def _file_options(args):
+    """FileOptions from the restore options (validated before the model loads)."""
+    from punctum.batch import FileOptions
+
+    return FileOptions(restore=_restore_options(args), input_format=args.format, to=args.to,
+                       as_json=args.json, layout=_restore_layout(args), text_key=args.text_key,
+                       output_key=args.output_key, errors=args.errors)
+
+
+def _batch_options(args, jobs: int = 1):
+    """BatchOptions for --input-dir (restore and batch)."""
+    from punctum.batch import BatchOptions
+
+    if args.input_dir is None:
+        raise ValueError("--output-dir is for --input-dir; give the folder to read")
+    if args.output_dir is None:
+        raise ValueError("--input-dir needs --output-dir, the folder to write")
+    if getattr(args, "text", None) or getattr(args, "input", None):
+        raise ValueError("give --input-dir, or text arguments and --input files, not both")
+    if getattr(args, "output", None):
+        raise ValueError("--input-dir writes into --output-dir; -o is for single inputs")
+    return BatchOptions(input_dir=args.input_dir, output_dir=args.output_dir,
+                        file=_file_options(args), model=args.model, jobs=jobs,
+                        threads=args.threads, overwrite=args.overwrite,
+                        progress=not args.no_progress)
+
+
+def _say_skipped(command: str, n_skipped: int) -> None:
+    if n_skipped:
+        print(f"punctum {command}: skipping {_files(n_skipped)} whose output exists "
+              f"(--overwrite redoes them)", file=sys.stderr)
+
+
+def _report_batch(command: str, report, output_dir: str) -> int:
+    """Print what a folder job did on stderr; exit code 1 when a file failed."""
+    print(f"punctum {command}: restored {_files(report.n_restored)} into {output_dir}",
+          file=sys.stderr)
+    summary = report.failure_summary()
+    if summary:
+        print(summary, file=sys.stderr)
+        return 1
+    return 0
+
+
+def _files(n: int) -> str:
+    return f"{n} file" if n == 1 else f"{n} files"
 
 
 def _restore_layout(args):
@@ -178,105 +268,117 @@ def _restore_layout(args):
     return ResegmentOptions(**given)
 
 
-def _restore_sources(args) -> list[tuple[str, str, object]]:
-    """(name, format, line iterator) per input: the arguments, the files, or stdin."""
-    from punctum.corpora import decode_lines, iter_lines
+def _restore_sources(args, options) -> list:
+    """A batch.Source per input: the arguments, the files, or stdin."""
+    from punctum.batch import Source
+    from punctum.corpora import decode_lines
 
     if args.text and args.input:
         raise ValueError("give text arguments or --input files, not both")
     default = "text" if args.format == "auto" else args.format
     if args.text:
-        return [("<arguments>", default, iter([" ".join(args.text)]))]
+        return [Source("<arguments>", default, iter([" ".join(args.text)]))]
     if args.input:
         for path in args.input:  # fail on a missing file before any output is written
             if not os.path.isfile(path):
                 raise FileNotFoundError(f"{path}: no such file")
-        return [(p, _restore_format(args.format, p),
-                 iter_lines(p, keep_blank=True, errors=args.errors)) for p in args.input]
-    return [("<stdin>", default, (line for _, line in decode_lines(sys.stdin.buffer, "<stdin>",
-                                                                   args.errors)))]
+        return [Source(path, options.input_format_of(path)) for path in args.input]
+    lines = (line for _, line in decode_lines(sys.stdin.buffer, "<stdin>", args.errors))
+    return [Source("<stdin>", default, lines)]
 
 
-def _restore_format(requested: str, path: str) -> str:
-    from punctum.formats import detect_format
+def _restore_target(output: str | None, source, n_sources: int, options) -> str | None:
+    """-o itself for one input; for several, a file in the -o folder named after each."""
+    from punctum.batch import output_name
 
-    if requested != "auto":
-        return requested
-    if path.endswith(".gz"):
-        return "text"  # compressed input is read line by line as text
-    return detect_format(path)
-
-
-def _restore_output_format(to: str | None, input_format: str) -> str:
-    """--to as a format name: json is the input's JSON format (Whisper for subtitles)."""
-    if to is None or (to == "json" and input_format == "text"):
-        return input_format
-    if to == "json":
-        return input_format if input_format in ("whisper", "vosk", "nemo") else "whisper"
-    return to
-
-
-def _restore_check(args, name: str, input_format: str) -> None:
-    """Option conflicts for one input, before the model loads or any output is written."""
-    output_format = _restore_output_format(args.to, input_format)
-    if args.json and input_format != "text":
-        raise ValueError(f"{name}: --json is for text input; use --to json for "
-                         f"{input_format} input")
-    if input_format in ("text", "nemo") and output_format in ("srt", "vtt"):
-        raise ValueError(f"{name}: {input_format} input has no timings; cannot write "
-                         f"{output_format}")
-    if args.resegment and output_format not in ("srt", "vtt"):
-        raise ValueError(f"{name}: --resegment builds subtitle cues; add --to srt or --to vtt "
-                         f"(output format here: {output_format})")
-
-
-def _restore_transcript(args, punctuator, options, layout, source, target) -> None:
-    """Read, restore, convert, optionally resegment and write one subtitle or JSON input."""
-    from punctum import formats
-
-    name, input_format, lines = source
-    if name.startswith("<"):
-        transcript = formats.loads("\n".join(lines) + "\n", input_format, name, args.text_key)
-    else:
-        transcript = formats.read(name, input_format, args.text_key, args.errors)
-    restored = formats.restore_transcript(transcript, punctuator, options)
-    result = formats.convert(restored, _restore_output_format(args.to, input_format))
-    if layout is not None:
-        result = formats.resegment(result, layout, punctuator.inventory)
-    formats.write(result, target or sys.stdout, output_key=args.output_key)
-
-
-def _restore_target(output: str | None, name: str, n_sources: int, input_format: str = "text",
-                    output_format: str = "text") -> str | None:
     if output is None or n_sources == 1:
         return output
-    base = os.path.basename(name).removesuffix(".gz")
-    if output_format != input_format:
-        from punctum.formats import EXTENSIONS
-
-        base = os.path.splitext(base)[0] + EXTENSIONS[output_format]
-    return os.path.join(output, base)
+    name = output_name(os.path.basename(source.name), source.format,
+                       options.output_format(source.format))
+    return os.path.join(output, name)
 
 
-def _open_output(target: str | None):
-    import contextlib
+def _add_batch(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "batch", help="restore a folder or a Parquet column on Ray (needs punctum[ray])",
+        description="Files: restore every file under --input-dir into --output-dir on Ray "
+                    "actors (as restore --input-dir: resumable, atomic, failures listed at "
+                    "the end). Parquet: restore one text column of --parquet into Parquet "
+                    "files under --output-dir. Without --address a local Ray is started.")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--input-dir", metavar="DIR", help="restore every file under DIR")
+    source.add_argument("--parquet", metavar="PATH",
+                        help="a Parquet file or folder (local, or a URI such as s3://)")
+    parser.add_argument("--output-dir", required=True, metavar="DIR", help="folder to write")
+    parser.add_argument("--address", help="Ray cluster address (default: start a local Ray "
+                                          "with this machine's cores)")
+    parser.add_argument("--actors", type=int, default=0, metavar="K",
+                        help="model-holding actors, one CPU each (default: one per CPU)")
+    parser.add_argument("--column", default="text", help="--parquet: the column to restore")
+    parser.add_argument("--output-column", default="restored",
+                        help="--parquet: the column written (default: restored)")
+    parser.add_argument("--batch-size", type=int, default=256, metavar="N",
+                        help="--parquet: rows per model call (default 256)")
+    _add_folder_options(parser)
+    _add_restore_options(parser)
+    parser.set_defaults(run=_run_batch)
 
-    if target is None:
-        return contextlib.nullcontext(sys.stdout)
-    return open(target, "w", encoding="utf-8")
+
+def _run_batch(args) -> int:
+    from punctum.batch_ray import RayOptions, import_ray
+
+    ray = import_ray()
+    ray_options = RayOptions(address=args.address, actors=args.actors)
+    try:
+        if args.parquet is not None:
+            return _run_batch_parquet(args, ray_options)
+        return _run_batch_files(args, ray_options)
+    except ray.exceptions.RayError as error:  # its text holds the remote traceback
+        lines = [line for line in str(error).splitlines() if line.strip()]
+        print(f"punctum batch: error: {lines[-1].strip()[:300] if lines else error!r}",
+              file=sys.stderr)
+        return 1
 
 
-def _restore_lines(punctuator, lines, options, as_json: bool):
-    """Restored lines (or JSON lines); blank lines stay blank."""
-    import json
+def _reject_flags(flags: dict, why: str) -> None:
+    """ValueError naming the flags given (a true value) that do not apply."""
+    given = [flag for flag, value in flags.items() if value]
+    if given:
+        raise ValueError(f"{', '.join(given)}: {why}")
 
-    if not as_json:
-        yield from punctuator.restore_lines(lines, options)
-        return
-    for line in lines:
-        result = punctuator.restore_detailed([line], options)[0]
-        yield json.dumps({"text": result.text, **result.prediction.to_dict()},
-                         ensure_ascii=False)
+
+def _run_batch_files(args, ray_options) -> int:
+    from punctum.batch import plan_batch
+    from punctum.batch_ray import run_files
+
+    parquet_only = {"--column": args.column != "text",
+                    "--output-column": args.output_column != "restored",
+                    "--batch-size": args.batch_size != 256}
+    _reject_flags(parquet_only, "for --parquet, not --input-dir files")
+    options = _batch_options(args)
+    plan = plan_batch(options)
+    _say_skipped(args.command, len(plan.skipped))
+    return _report_batch(args.command, run_files(options, ray_options, plan),
+                         options.output_dir)
+
+
+def _run_batch_parquet(args, ray_options) -> int:
+    from punctum.batch_ray import ParquetOptions, run_parquet
+
+    file_only = {"--format": args.format != "auto", "--to": args.to, "--json": args.json,
+                 "--resegment": args.resegment, "--overwrite": args.overwrite,
+                 "--errors": args.errors != "strict", "--text-key": args.text_key != "pred_text",
+                 "--output-key": args.output_key,
+                 "--max-*": (args.max_chars, args.max_lines, args.max_duration) != (None,) * 3}
+    _reject_flags(file_only, "for --input-dir files, not --parquet")
+    options = ParquetOptions(input=args.parquet, output_dir=args.output_dir,
+                             column=args.column, output_column=args.output_column,
+                             batch_size=args.batch_size, restore=_restore_options(args),
+                             model=args.model, threads=args.threads)
+    report = run_parquet(options, ray_options, progress=not args.no_progress)
+    print(f"punctum batch: restored column {args.column!r} into Parquet files under "
+          f"{report.output_dir} (column {report.output_column!r})", file=sys.stderr)
+    return 0
 
 
 def _add_export(subparsers) -> None:
@@ -325,6 +427,33 @@ def _run_export(args) -> int:
     return 0
 
 
+def _add_selftrain(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "selftrain", help="discriminative self-training from a recipe (needs punctum[train])",
+        description="Teacher -> pseudo labels on an unlabelled pool -> student, repeated while "
+                    "dev F1 improves (Chen et al. 2021). The recipe is a training recipe plus "
+                    "a [selftrain] table; finished work in OUT is reused on a re-run.")
+    parser.add_argument("recipe", help="recipe file with a [selftrain] table")
+    parser.add_argument("--out", required=True, help="output folder (rounds, pool, best.pt)")
+    parser.add_argument("--data-root", default="../shared/data",
+                        help="folder that relative paths in the recipe start from")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.set_defaults(run=_run_selftrain)
+
+
+def _run_selftrain(args) -> int:
+    try:
+        from punctum.train.selftrain import load_selftrain_recipe, selftrain
+    except ImportError as error:
+        raise ImportError(f"self-training needs the train extra: pip install 'punctum[train]' "
+                          f"({error})") from None
+    recipe, config = load_selftrain_recipe(args.recipe, args.data_root)
+    summary = selftrain(recipe, config, args.out, progress=not args.no_progress)
+    rounds = ", ".join(f"round {r['round']}: {r['dev_f1'] * 100:.1f}" for r in summary["rounds"])
+    print(f"dev F1 {rounds}; best round {summary['best_round']} -> {args.out}/best.pt")
+    return 0
+
+
 def _add_serve(subparsers) -> None:
     parser = subparsers.add_parser(
         "serve", help="HTTP API and web page (needs punctum[serve])",
@@ -355,6 +484,147 @@ def _run_serve(args) -> int:
     return 0
 
 
+def _add_synth(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "synth", help="speak punctuated text with the Debian TTS voices (needs punctum[audio])",
+        description="Build a speech corpus (16 kHz FLAC + JSONL manifest) from punctuated "
+                    "text: per utterance a random voice, speaking rate, pitch and optional "
+                    "noise. Parallel; resumable (run the same command again); reproducible "
+                    "from --seed. Flags override the recipe's values.")
+    parser.add_argument("inputs", nargs="*", metavar="TEXT",
+                        help="text files (one document per line), .tsv tables, LJSpeech "
+                             ".csv or .jsonl manifests (.gz read)")
+    parser.add_argument("--out", help="corpus folder (with --recipe: one subfolder per split)")
+    parser.add_argument("--recipe", help="corpus recipe, e.g. recipes/speech-synth.toml")
+    parser.add_argument("--data-root", default="../shared/data",
+                        help="folder that the recipe's text paths start from")
+    parser.add_argument("--only", action="append", default=[], metavar="SPLIT",
+                        help="--recipe: build only this split (repeatable)")
+    parser.add_argument("--list-voices", action="store_true",
+                        help="list the voices, their families and whether they are installed")
+    parser.add_argument("-n", "--utterances", type=int, dest="n_utterances",
+                        help="utterances to synthesize (default: all)")
+    parser.add_argument("--voices", nargs="+", metavar="NAME",
+                        help="voice ids, names, families or engines to use (default: all)")
+    parser.add_argument("--hold-out", nargs="+", metavar="NAME",
+                        help="voice ids, names, families or engines never used")
+    parser.add_argument("--split", choices=["train", "dev", "test"],
+                        help="keep only the text whose words hash to this split")
+    parser.add_argument("--split-fractions", type=float, nargs=3,
+                        metavar=("TRAIN", "DEV", "TEST"), help="default 0.96 0.02 0.02")
+    parser.add_argument("--min-words", type=int, help="words per utterance at least (3)")
+    parser.add_argument("--max-words", type=int, help="words per utterance at most (30)")
+    parser.add_argument("--max-sentences", type=int, help="sentences per utterance (3)")
+    parser.add_argument("--skip-digits", action="store_true", default=None,
+                        help="drop utterances with digits")
+    parser.add_argument("--rate-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
+                        help="speaking-rate factor (0.85 1.15)")
+    parser.add_argument("--pitch-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
+                        help="pitch factor (0.9 1.1)")
+    parser.add_argument("--noise-probability", type=float,
+                        help="share of utterances with added noise (0.3)")
+    parser.add_argument("--snr-db-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
+                        help="noise SNR in dB (10 30)")
+    parser.add_argument("--seed", type=int, help="seed of every random choice (0)")
+    parser.add_argument("--workers", type=int, help="parallel jobs (default: CPU cores)")
+    parser.add_argument("--exclude-ids", nargs="+", default=[], metavar="PREFIX",
+                        help="skip documents whose id starts with PREFIX (e.g. LJ001-)")
+    parser.add_argument("--text-column", default="text", help="TSV text column")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(run=_run_synth)
+
+
+_SYNTH_FIELDS = ("n_utterances", "voices", "hold_out", "split", "split_fractions",
+                 "min_words", "max_words", "max_sentences", "skip_digits", "rate_range",
+                 "pitch_range", "noise_probability", "snr_db_range", "seed", "workers")
+
+
+def _run_synth(args) -> int:
+    from punctum.audio import synth, voices
+
+    if args.list_voices:
+        for voice in voices.VOICES:
+            state = "installed" if voices.voice_available(voice) else "missing"
+            print(f"{voice.id:34} family {voice.family:15} {voice.gender}  pitch "
+                  f"{'yes' if voice.pitch_control else 'no ':3}  {state}")
+        return 0
+    if not args.out:
+        raise ValueError("--out is required")
+    given = {name: getattr(args, name) for name in _SYNTH_FIELDS
+             if getattr(args, name) is not None}
+    progress = not args.no_progress
+    if args.recipe:
+        if args.inputs:
+            raise ValueError("give text files or --recipe, not both")
+        recipe = synth.load_synth_recipe(args.recipe, args.data_root)
+        reports = synth.build_from_recipe(recipe, args.out, given, tuple(args.only), progress)
+    else:
+        reports = [synth.build_from_files(args.inputs, args.out, synth.SynthConfig(**given),
+                                          tuple(args.exclude_ids), args.text_column,
+                                          progress)]
+    for report in reports:
+        print(f"{report.out_dir}: {report.n_utterances} utterances ({report.n_resumed} "
+              f"resumed), {report.seconds_of_audio / 3600:.2f} h of audio, "
+              f"{len(report.voices)} voices, {report.wall_seconds:.0f} s")
+    return 0
+
+
+def _add_glue(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "glue", help="glue same-speaker utterances into longer recordings (needs "
+                     "punctum[audio])",
+        description="Utterance gluing as in Jakubiak et al. (Samsung) 3.2: same speaker, "
+                    "RMS-sorted neighbours, groups of 2-3, 8/10/12 ms cross-fades, long "
+                    "silences shortened; or --mode concat, the random-concatenation "
+                    "baseline. Writes 16 kHz FLAC + a JSONL manifest with the source "
+                    "utterances' boundaries; text-only input is glued as text.")
+    parser.add_argument("input", help=".jsonl manifest, .tsv table with speaker ids (audio "
+                                      "in flac/ or wavs/ beside it, or text only) or "
+                                      "LJSpeech .csv")
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--mode", choices=["glue", "concat"], help="default glue")
+    parser.add_argument("--group-size", type=int, nargs=2, metavar=("MIN", "MAX"),
+                        help="utterances per recording (2 3)")
+    parser.add_argument("--min-duration", type=float, help="glue: shorter are dropped (1.0 s)")
+    parser.add_argument("--min-rms", type=float, help="glue: quieter are dropped (0.01)")
+    parser.add_argument("--crossfade-ms", type=float, nargs="+", metavar="MS",
+                        help="glue: cross-fade lengths to draw from (8 10 12)")
+    parser.add_argument("--silence-limits", type=float, nargs="+", metavar="S",
+                        help="glue: longer silences are shortened (0.6 0.7 0.8 0.9)")
+    parser.add_argument("--same-speaker", action="store_true", default=None,
+                        dest="concat_same_speaker",
+                        help="concat: join utterances of one speaker only")
+    parser.add_argument("--drop-single", action="store_false", default=None,
+                        dest="keep_single",
+                        help="drop utterances left without a group")
+    parser.add_argument("--seed", type=int, help="seed of every random choice (0)")
+    parser.add_argument("--workers", type=int, help="parallel jobs (default: CPU cores)")
+    parser.add_argument("--text-column", default="text", help="TSV text column")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(run=_run_glue)
+
+
+def _run_glue(args) -> int:
+    from punctum.audio.glue import GlueConfig, glue_corpus
+    from punctum.audio.manifest import read_records
+
+    given = {name: getattr(args, name) for name in
+             ("mode", "min_duration", "min_rms", "crossfade_ms", "silence_limits",
+              "concat_same_speaker", "keep_single", "seed", "workers")
+             if getattr(args, name) is not None}
+    if args.group_size:
+        given["min_group"], given["max_group"] = args.group_size
+    config = GlueConfig(**given)
+    records = read_records(args.input, args.text_column)
+    report = glue_corpus(records, args.out, config, progress=not args.no_progress)
+    print(f"{report.out_dir}: {report.n_recordings} recordings from {report.n_input} "
+          f"utterances ({report.n_too_short} shorter than {config.min_duration} s and "
+          f"{report.n_too_quiet} quieter than RMS {config.min_rms} dropped, "
+          f"{report.n_single} left single); {report.seconds_out / 3600:.2f} h of audio, "
+          f"{report.wall_seconds:.0f} s")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="punctum", description="Restore punctuation, casing and sentence boundaries.")
@@ -362,10 +632,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_restore(subparsers)
+    _add_batch(subparsers)
     _add_eval(subparsers)
     _add_train(subparsers)
+    _add_selftrain(subparsers)
     _add_export(subparsers)
     _add_serve(subparsers)
+    _add_synth(subparsers)
+    _add_glue(subparsers)
     return parser
 
 

@@ -1,0 +1,551 @@
+"""Restore many files: a folder of inputs mirrored into an output folder, resumable and atomic.
+
+    punctum restore --input-dir transcripts/ --output-dir restored/ --jobs 2
+
+`FileOptions` says how one input is read, restored and written. `restore_source` restores one
+input (a file, stdin or text from the command line) onto an open stream, and `restore_to_path`
+into a file, atomically: the output goes to a hidden temporary file in the destination folder
+and is renamed over the destination only when complete, so a killed run never leaves a partial
+output. `plan_batch` lists the files under a folder (hidden and temporary files left out) and
+their destinations, setting aside those whose output already exists; `run_batch` restores the
+rest in worker processes that each load the model once. A bad file never stops the job: its
+one-line error is part of the returned `BatchReport`.
+
+One run at a time per output folder: a run starts by removing the temporary files that a killed
+run left there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import sys
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from punctum import formats
+from punctum.runtime import RestoreOptions
+
+log = logging.getLogger(__name__)
+
+TEMP_SUFFIX = ".punctum-tmp"
+OUTPUT_FORMATS = ("srt", "vtt", "text", "json")
+JSON_FORMATS = ("whisper", "vosk", "nemo")
+# Names of files that are being written by another program (editors, downloads) or by us.
+_TEMPORARY = re.compile(r"(~|\.(tmp|temp|swp|swo|part|partial|crdownload|punctum-tmp))$|^#.*#$",
+                        re.IGNORECASE)
+
+
+# ----------------------------------------------------------------------------- one input
+
+@dataclass(frozen=True)
+class FileOptions:
+    """How each input is read, restored and written (the options of `punctum restore`).
+
+    Args:
+        restore: marks and case options for the model.
+        input_format: "auto" (by extension and content; .gz input is text) or one of
+            `formats.FORMATS`.
+        to: output format: None (the input's), "srt", "vtt", "text" or "json" (the input's
+            JSON format, Whisper JSON for subtitles; for text input the same as `as_json`).
+        as_json: text input: one JSON object per line (text, words, marks, cases, probs).
+        layout: rebuild subtitle cues within these limits (srt/vtt output only), or None.
+        text_key: NeMo manifests: the key to restore.
+        output_key: NeMo manifests: the key to write (None: `text_key`).
+        errors: bytes that are not UTF-8: "strict" (an error) or "replace" (U+FFFD).
+    """
+
+    restore: RestoreOptions = field(default_factory=RestoreOptions)
+    input_format: str = "auto"
+    to: str | None = None
+    as_json: bool = False
+    layout: formats.ResegmentOptions | None = None
+    text_key: str = "pred_text"
+    output_key: str | None = None
+    errors: str = "strict"
+
+    def __post_init__(self) -> None:
+        if self.input_format not in ("auto", *formats.FORMATS):
+            raise ValueError(f"FileOptions.input_format must be 'auto' or one of "
+                             f"{formats.FORMATS}, got {self.input_format!r}")
+        if self.to is not None and self.to not in OUTPUT_FORMATS:
+            raise ValueError(f"FileOptions.to must be None or one of {OUTPUT_FORMATS}, "
+                             f"got {self.to!r}")
+        if self.errors not in ("strict", "replace"):
+            raise ValueError(f"FileOptions.errors must be 'strict' or 'replace', "
+                             f"got {self.errors!r}")
+        if not self.text_key or self.output_key == "":
+            raise ValueError("FileOptions.text_key and output_key must not be empty")
+
+    def input_format_of(self, path: str) -> str:
+        """The format of the file `path`: `input_format`, or detected (.gz input is text)."""
+        if self.input_format != "auto":
+            return self.input_format
+        if path.endswith(".gz"):
+            return "text"  # compressed input is read line by line as text
+        return formats.detect_format(path)
+
+    def output_format(self, input_format: str) -> str:
+        """The format written for an input of `input_format` (see `to`)."""
+        if self.to is None or (self.to == "json" and input_format == "text"):
+            return input_format
+        if self.to == "json":
+            return input_format if input_format in JSON_FORMATS else "whisper"
+        return self.to
+
+    def check(self, name: str, input_format: str) -> None:
+        """ValueError, naming the input, when these options cannot apply to it."""
+        output_format = self.output_format(input_format)
+        if self.as_json and input_format != "text":
+            raise ValueError(f"{name}: --json is for text input; use --to json for "
+                             f"{input_format} input")
+        if input_format in ("text", "nemo") and output_format in formats.SUBTITLES:
+            raise ValueError(f"{name}: {input_format} input has no timings; cannot write "
+                             f"{output_format}")
+        if self.layout is not None and output_format not in formats.SUBTITLES:
+            raise ValueError(f"{name}: --resegment builds subtitle cues; add --to srt or --to "
+                             f"vtt (output format here: {output_format})")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input.
+
+    Attributes:
+        name: the file's path, or a label such as "<stdin>" when `lines` are given.
+        format: one of `formats.FORMATS` (resolved, not "auto").
+        lines: the input's lines (stdin, command-line text), or None to read the file `name`.
+    """
+
+    name: str
+    format: str
+    lines: Iterable[str] | None = None
+
+
+def output_name(name: str, input_format: str, output_format: str) -> str:
+    """The output file name of an input: .gz dropped, extension changed with the format."""
+    base = name.removesuffix(".gz")
+    if output_format == input_format:
+        return base
+    return os.path.splitext(base)[0] + formats.EXTENSIONS[output_format]
+
+
+def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions) -> None:
+    """Restore one input and write it onto an open text stream in the output format.
+
+    Raises:
+        ValueError: the options do not apply to this input, or its content is malformed
+            (naming the file and line).
+        FileNotFoundError: no such file.
+    """
+    options.check(source.name, source.format)
+    output_format = options.output_format(source.format)
+    if source.format == "text" and output_format == "text":
+        as_json = options.as_json or options.to == "json"
+        for line in _restore_lines(punctuator, _text_lines(source, options), options.restore,
+                                   as_json):
+            out.write(line + "\n")
+        return
+    if source.lines is None:
+        transcript = formats.read(source.name, source.format, options.text_key, options.errors)
+    else:
+        transcript = formats.loads("\n".join(source.lines) + "\n", source.format, source.name,
+                                   options.text_key)
+    restored = formats.restore_transcript(transcript, punctuator, options.restore)
+    result = formats.convert(restored, output_format)
+    if options.layout is not None:
+        result = formats.resegment(result, options.layout, punctuator.inventory)
+    formats.write(result, out, output_key=options.output_key)
+
+
+def restore_to_path(punctuator, source: Source, target: str, options: FileOptions) -> None:
+    """Restore one input into the file `target`, atomically (see the module docstring).
+
+    The destination folder is created when missing. On any error the temporary file is
+    removed and `target` is left as it was. A target that exists and is not a regular file
+    (/dev/stdout, a FIFO) is written to directly; a symbolic link keeps pointing at the file.
+    """
+    if os.path.exists(target) and not os.path.isfile(target):
+        with open(target, "w", encoding="utf-8", newline="") as handle:
+            restore_source(punctuator, source, handle, options)
+        return
+    target = os.path.realpath(target)
+    folder = os.path.dirname(os.path.abspath(target))
+    os.makedirs(folder, exist_ok=True)
+    temp = os.path.join(folder, f".{os.path.basename(target)}.{uuid.uuid4().hex[:8]}"
+                                f"{TEMP_SUFFIX}")
+    try:
+        # os.open with mode 0o666 gives the output the umask's permissions (mkstemp: 0o600).
+        descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with open(descriptor, "w", encoding="utf-8", newline="") as handle:
+            restore_source(punctuator, source, handle, options)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(temp)
+        raise
+
+
+def _text_lines(source: Source, options: FileOptions) -> Iterable[str]:
+    from punctum.corpora import iter_lines
+
+    if source.lines is not None:
+        return source.lines
+    return iter_lines(source.name, keep_blank=True, errors=options.errors)
+
+
+def _restore_lines(punctuator, lines: Iterable[str], options: RestoreOptions,
+                   as_json: bool) -> Iterator[str]:
+    """Restored lines (or JSON lines), lazily; blank lines stay blank."""
+    if not as_json:
+        yield from punctuator.restore_lines(lines, options)
+        return
+    for line in lines:
+        result = punctuator.restore_detailed([line], options)[0]
+        yield json.dumps({"text": result.text, **result.prediction.to_dict()},
+                         ensure_ascii=False)
+
+
+# ----------------------------------------------------------------------------- planning
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """A folder job: every file under `input_dir` restored to the same path under `output_dir`.
+
+    Args:
+        input_dir: the folder read (recursively; hidden and temporary files left out).
+        output_dir: the folder written; must not be `input_dir` or inside it.
+        file: how each file is read, restored and written.
+        model: bundled model name, model folder or hub id (None: the default model).
+        jobs: worker processes (1: restore in this process).
+        threads: ONNX Runtime threads per worker (0: the machine's cores shared among `jobs`).
+        overwrite: restore files whose output exists too (default: skip them).
+        progress: show a progress bar over files on stderr.
+    """
+
+    input_dir: str
+    output_dir: str
+    file: FileOptions = field(default_factory=FileOptions)
+    model: str | None = None
+    jobs: int = 1
+    threads: int = 0
+    overwrite: bool = False
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        for name, low, high in (("jobs", 1, 256), ("threads", 0, 256)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ValueError(f"BatchOptions.{name} must be an integer in [{low}, {high}], "
+                                 f"got {value!r}")
+        if not self.input_dir or not self.output_dir:
+            raise ValueError("BatchOptions.input_dir and output_dir must not be empty")
+
+    @property
+    def worker_threads(self) -> int:
+        """ONNX Runtime threads per worker: `threads`, or the cores shared among the jobs."""
+        return self.threads or max(1, cpu_count() // self.jobs)
+
+
+@dataclass(frozen=True)
+class FileTask:
+    """One file of a batch: read from `source` (as `format`, or "auto": detected when it
+    runs) and written to `target`."""
+
+    source: str
+    target: str
+    format: str = "auto"
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """What became of one file: `error` is its one-line error, "" when it was restored."""
+
+    source: str
+    target: str
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """The files of a batch: to restore, skipped (output exists), failed before running
+    (their format could not be told)."""
+
+    tasks: tuple[FileTask, ...]
+    skipped: tuple[FileTask, ...] = ()
+    failed: tuple[FileResult, ...] = ()
+
+
+def plan_batch(options: BatchOptions) -> BatchPlan:
+    """List the files under `options.input_dir` and where each is written.
+
+    Formats are detected here only when `options.file.to` can change an output's extension
+    (otherwise each file's format is detected when it is restored).
+
+    Raises:
+        FileNotFoundError: `input_dir` is not a folder.
+        ValueError: `output_dir` is inside `input_dir`, or two inputs would be written to the
+            same output (a.txt and a.txt.gz; a.srt and a.vtt with --to text).
+    """
+    _check_folders(options.input_dir, options.output_dir)
+    tasks, skipped, failed = [], [], []
+    for relative in list_inputs(options.input_dir):
+        source = os.path.join(options.input_dir, relative)
+        try:
+            task = _plan_file(source, relative, options)
+        except (OSError, ValueError) as error:
+            failed.append(FileResult(source, "", one_line(error)))
+            continue
+        if os.path.exists(task.target) and not options.overwrite:
+            skipped.append(task)
+        else:
+            tasks.append(task)
+    _check_collisions(tasks + skipped)
+    return BatchPlan(tuple(tasks), tuple(skipped), tuple(failed))
+
+
+def list_inputs(folder: str) -> list[str]:
+    """Relative paths of the files under `folder`, sorted; hidden files and folders and
+    temporary files (editor backups, partial downloads) are left out."""
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if not name.startswith(".") and not _TEMPORARY.search(name):
+                found.append(os.path.relpath(os.path.join(root, name), folder))
+    return sorted(found)
+
+
+def _plan_file(source: str, relative: str, options: BatchOptions) -> FileTask:
+    file = options.file
+    if file.to is None:
+        input_format = file.input_format
+        target = output_name(relative, "text", "text")
+    else:
+        input_format = file.input_format_of(source)
+        target = output_name(relative, input_format, file.output_format(input_format))
+    return FileTask(source, os.path.join(options.output_dir, target), input_format)
+
+
+def _check_folders(input_dir: str, output_dir: str) -> None:
+    if not os.path.isdir(input_dir):
+        raise FileNotFoundError(f"{input_dir}: no such folder")
+    inside = os.path.realpath(output_dir)
+    if os.path.commonpath([os.path.realpath(input_dir), inside]) == os.path.realpath(input_dir):
+        raise ValueError(f"output folder {output_dir} is inside the input folder {input_dir}; "
+                         f"choose one outside it")
+    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+        raise ValueError(f"{output_dir}: exists and is not a folder")
+
+
+def _check_collisions(tasks: list[FileTask]) -> None:
+    seen: dict[str, str] = {}
+    for task in tasks:
+        if task.target in seen:
+            raise ValueError(f"{seen[task.target]} and {task.source} would both be written to "
+                             f"{task.target}; restore one of them separately")
+        seen[task.target] = task.source
+
+
+# ----------------------------------------------------------------------------- running
+
+@dataclass(frozen=True)
+class BatchReport:
+    """The outcome of a batch: one result per file run (in the order they finished), and
+    the files skipped."""
+
+    results: tuple[FileResult, ...]
+    skipped: tuple[FileTask, ...] = ()
+
+    @property
+    def failed(self) -> list[FileResult]:
+        """The results with an error, by source path."""
+        return sorted((r for r in self.results if not r.ok), key=lambda r: r.source)
+
+    @property
+    def n_restored(self) -> int:
+        return sum(r.ok for r in self.results)
+
+    def failure_summary(self) -> str:
+        """"N of M files failed:" and one line per failed file ("" when none failed)."""
+        failed = self.failed
+        if not failed:
+            return ""
+        lines = [f"{len(failed)} of {len(self.results)} files failed:"]
+        for result in failed:
+            known = result.source in result.error
+            lines.append(f"  {result.error}" if known else f"  {result.source}: {result.error}")
+        return "\n".join(lines)
+
+
+def run_batch(options: BatchOptions, plan: BatchPlan | None = None) -> BatchReport:
+    """Restore the files of a plan (default: `plan_batch(options)`), each atomically.
+
+    Stale temporary files of a killed run are removed first. `options.jobs` > 1 runs that
+    many worker processes, each loading the model once.
+
+    Raises:
+        FileNotFoundError, ValueError: a missing input folder, a model that cannot be found,
+            planning conflicts (see `plan_batch`). Errors of single files are in the report.
+    """
+    plan, model = prepare_run(options, plan)
+    results = list(plan.failed)
+    if plan.tasks:
+        with progress_bar(len(plan.tasks), options.progress) as bar:
+            run = _run_here if options.jobs == 1 else _run_pool
+            results += run(plan.tasks, options, model, bar)
+    return BatchReport(tuple(results), plan.skipped)
+
+
+def prepare_run(options: BatchOptions, plan: BatchPlan | None) -> tuple[BatchPlan, str]:
+    """The plan (made when None), with the output folder cleared of a killed run's temporary
+    files, and the model folder (see `resolve_model`)."""
+    plan = plan or plan_batch(options)
+    remove_temporary_files(options.output_dir)
+    return plan, resolve_model(options.model)
+
+
+def resolve_model(model: str | None) -> str:
+    """The folder of a model name, folder or hub id, read once so that a missing or bad
+    model fails here rather than in every worker."""
+    from punctum import artifact
+
+    folder = artifact.resolve(model)
+    artifact.read_artifact(folder)
+    return str(folder)
+
+
+def remove_temporary_files(folder: str) -> int:
+    """Remove the temporary files that `restore_to_path` leaves when killed; returns how many."""
+    removed = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            if name.startswith(".") and name.endswith(TEMP_SUFFIX):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(os.path.join(root, name))
+                    removed += 1
+    if removed:
+        log.info("removed %d temporary files of an earlier run from %s", removed, folder)
+    return removed
+
+
+def restore_task(punctuator, task: FileTask, options: FileOptions) -> FileResult:
+    """Restore one file of a batch; its error, if any, is returned as one line."""
+    try:
+        input_format = task.format
+        if input_format == "auto":
+            input_format = options.input_format_of(task.source)
+        restore_to_path(punctuator, Source(task.source, input_format), task.target, options)
+    except Exception as error:  # a bad file never stops the job; the report names it
+        return FileResult(task.source, task.target, one_line(error))
+    return FileResult(task.source, task.target)
+
+
+def one_line(error: BaseException) -> str:
+    """An exception as one line: its message (with the type for unexpected kinds)."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    if isinstance(error, (OSError, ValueError, TypeError, LookupError)):
+        return text
+    return f"{type(error).__name__}: {text}"
+
+
+def cpu_count() -> int:
+    """CPU cores this process may use."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def progress_bar(total: int, enabled: bool):
+    """A tqdm bar over files on stderr (a no-op when not `enabled`)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="file", disable=not enabled, file=sys.stderr,
+                dynamic_ncols=True)
+
+
+def _run_here(tasks, options: BatchOptions, model: str, bar) -> list[FileResult]:
+    from punctum.runtime import Punctuator
+
+    punctuator = Punctuator.load(model, threads=options.worker_threads)
+    results = []
+    for task in tasks:
+        results.append(restore_task(punctuator, task, options.file))
+        bar.update()
+    return results
+
+
+def _run_pool(tasks, options: BatchOptions, model: str, bar) -> list[FileResult]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # spawn: workers start clean instead of inheriting this process's threads (tqdm's).
+    executor = ProcessPoolExecutor(
+        max_workers=min(options.jobs, len(tasks)), mp_context=multiprocessing.get_context("spawn"),
+        initializer=_init_worker, initargs=(model, options.worker_threads, options.file))
+    results = []
+    try:
+        futures = {executor.submit(_work, task): task for task in tasks}
+        for future in as_completed(futures):
+            results.append(_result_of(future, futures[future]))
+            bar.update()
+    except BaseException:
+        executor.shutdown(wait=False, cancel_futures=True)
+        raise
+    executor.shutdown()
+    return results
+
+
+def _result_of(future, task: FileTask) -> FileResult:
+    try:
+        return future.result()
+    except Exception as error:  # the worker process died (killed, out of memory)
+        return FileResult(task.source, task.target, f"worker process failed: {one_line(error)}")
+
+
+class FileWorker:
+    """Restores the file tasks of a batch with one model, loaded once (a pool process, a Ray
+    actor). A model that fails to load is reported as the error of every file."""
+
+    def __init__(self, model: str, threads: int, options: FileOptions) -> None:
+        from punctum.runtime import Punctuator
+
+        self.options = options
+        self.punctuator = None
+        self.error = ""
+        try:
+            self.punctuator = Punctuator.load(model, threads=threads)
+        except Exception as error:  # each file's result says why rather than a broken pool
+            self.error = f"cannot load the model: {one_line(error)}"
+
+    def restore(self, task: FileTask) -> FileResult:
+        """Restore one file (see `restore_task`)."""
+        if self.error:
+            return FileResult(task.source, task.target, self.error)
+        return restore_task(self.punctuator, task, self.options)
+
+
+# The FileWorker of a pool process, made by the pool's initializer (one model per process).
+_worker: dict[str, FileWorker] = {}
+
+
+def _init_worker(model: str, threads: int, options: FileOptions) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is handled by the parent
+    _worker["file"] = FileWorker(model, threads, options)
+
+
+def _work(task: FileTask) -> FileResult:
+    return _worker["file"].restore(task)

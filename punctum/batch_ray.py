@@ -1,0 +1,258 @@
+"""Restore many files, or a text column of Parquet files, on a Ray cluster (the `ray` extra).
+
+    punctum batch --input-dir transcripts/ --output-dir restored/ --actors 4
+    punctum batch --parquet corpus/ --output-dir restored/ --column text
+
+Files: the tasks of `batch.plan_batch` go to Ray actors (`batch.FileWorker`) that each load the
+model once and write every output atomically, exactly as `punctum restore --input-dir` does on
+one machine; the result is the same `batch.BatchReport`. Parquet: `ray.data.read_parquet` ->
+`map_batches` with `ColumnRestorer` actors, which restore one column with
+`Punctuator.restore_batch` -> `write_parquet`. Without an address a local Ray instance is
+started for the job. On a cluster, the model folder and the input and output paths must be
+reachable from every node under the same names (shared storage, or s3:// for Parquet).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+
+from punctum.batch import (
+    BatchOptions,
+    BatchPlan,
+    BatchReport,
+    FileResult,
+    FileTask,
+    FileWorker,
+    cpu_count,
+    one_line,
+    prepare_run,
+    progress_bar,
+    resolve_model,
+)
+from punctum.runtime import RestoreOptions
+
+
+@dataclass(frozen=True)
+class RayOptions:
+    """Where and how wide a Ray job runs.
+
+    Args:
+        address: a Ray cluster ("auto", "ray://head:10001"), or None to start a local
+            instance with this machine's cores.
+        actors: model-holding actors (each needs one CPU; 0: one per CPU of the cluster).
+    """
+
+    address: str | None = None
+    actors: int = 0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.actors, bool) or not isinstance(self.actors, int) or \
+                not 0 <= self.actors <= 10_000:
+            raise ValueError(f"RayOptions.actors must be an integer in [0, 10000], "
+                             f"got {self.actors!r}")
+        if self.address == "":
+            raise ValueError("RayOptions.address must be None or a Ray address, got ''")
+
+
+@dataclass(frozen=True)
+class ParquetOptions:
+    """A Parquet job: one text column restored into another, written as Parquet files.
+
+    Args:
+        input: a Parquet file or folder (local or a pyarrow filesystem URI such as s3://).
+        output_dir: the folder the restored Parquet files are written to.
+        column: the string column to restore.
+        output_column: the column written (the same name replaces `column`).
+        batch_size: rows per `restore_batch` call.
+        restore: marks and case options.
+        model: bundled model name, model folder or hub id (None: the default model).
+        threads: ONNX Runtime threads per actor (0: the cluster's CPUs shared among actors).
+    """
+
+    input: str
+    output_dir: str
+    column: str = "text"
+    output_column: str = "restored"
+    batch_size: int = 256
+    restore: RestoreOptions = field(default_factory=RestoreOptions)
+    model: str | None = None
+    threads: int = 0
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.batch_size <= 100_000:
+            raise ValueError(f"ParquetOptions.batch_size must be in [1, 100000], "
+                             f"got {self.batch_size}")
+        if not 0 <= self.threads <= 256:
+            raise ValueError(f"ParquetOptions.threads must be in [0, 256], got {self.threads}")
+        if not self.column or not self.output_column:
+            raise ValueError("ParquetOptions.column and output_column must not be empty")
+
+
+@dataclass(frozen=True)
+class ParquetReport:
+    """The outcome of a Parquet job."""
+
+    output_dir: str
+    output_column: str
+
+
+def import_ray():
+    """The ray module, or ImportError naming the extra to install."""
+    try:
+        import ray
+        import ray.data  # noqa: F401  (the Parquet mode needs ray[data])
+    except ImportError as error:
+        raise ImportError(f"punctum batch needs the ray extra: pip install 'punctum[ray]' "
+                          f"({error})") from None
+    return ray
+
+
+@contextlib.contextmanager
+def ray_session(address: str | None):
+    """Connect to `address` or start a local Ray instance; one started here is shut down
+    after. A Ray already initialised in this process (a test, a notebook) is used as is."""
+    ray = import_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    if address:
+        ray.init(address=address, log_to_driver=False)
+    else:
+        ray.init(num_cpus=cpu_count(), include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+# ----------------------------------------------------------------------------- files
+
+def run_files(options: BatchOptions, ray_options: RayOptions,
+              plan: BatchPlan | None = None) -> BatchReport:
+    """Restore the files of a plan (default: `plan_batch(options)`) on Ray actors.
+
+    `options.jobs` is not used: `ray_options.actors` says how many actors run.
+    """
+    plan, model = prepare_run(options, plan)
+    results = list(plan.failed)
+    if not plan.tasks:
+        return BatchReport(tuple(results), plan.skipped)
+    with ray_session(ray_options.address) as ray:
+        n_actors, threads = _actor_plan(ray, ray_options.actors, options.threads,
+                                        len(plan.tasks))
+        worker = ray.remote(num_cpus=1)(FileWorker)
+        actors = [worker.remote(model, threads, options.file) for _ in range(n_actors)]
+        try:
+            with progress_bar(len(plan.tasks), options.progress) as bar:
+                results += _dispatch(ray, actors, list(plan.tasks), bar)
+        finally:
+            for actor in actors:  # their CPUs are free for the cluster's next job at once
+                ray.kill(actor)
+    return BatchReport(tuple(results), plan.skipped)
+
+
+def _actor_plan(ray, actors: int, threads: int, n_tasks: int | None = None) -> tuple[int, int]:
+    """(actors, ONNX threads per actor) for the cluster's CPUs and at most `n_tasks` tasks."""
+    n_cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    if actors > n_cpus:
+        raise ValueError(f"--actors {actors} needs {actors} CPUs; the Ray cluster has {n_cpus}")
+    n_actors = max(1, min(actors or n_cpus, n_tasks or n_cpus))
+    return n_actors, threads or max(1, n_cpus // n_actors)
+
+
+def _dispatch(ray, actors: list, tasks: list[FileTask], bar) -> list[FileResult]:
+    """Each actor gets a new file as soon as one of its files is done (two queued per actor,
+    so that it never waits for the driver)."""
+    pending = tasks[::-1]
+    in_flight: dict = {}
+    for actor in actors * 2:
+        if pending:
+            task = pending.pop()
+            in_flight[actor.restore.remote(task)] = (actor, task)
+    results = []
+    while in_flight:
+        [ref], _ = ray.wait(list(in_flight), num_returns=1)
+        actor, task = in_flight.pop(ref)
+        results.append(_fetch(ray, ref, task))
+        bar.update()
+        if pending:
+            task = pending.pop()
+            in_flight[actor.restore.remote(task)] = (actor, task)
+    return results
+
+
+def _fetch(ray, ref, task: FileTask) -> FileResult:
+    try:
+        return ray.get(ref)
+    except Exception as error:  # the actor died (node lost, out of memory)
+        return FileResult(task.source, task.target, f"Ray actor failed: {one_line(error)[:300]}")
+
+
+# ----------------------------------------------------------------------------- Parquet
+
+class ColumnRestorer:
+    """A `map_batches` actor: restores one string column of each batch (a pyarrow.Table).
+
+    Null values stay null; the output column is appended, or replaces one of the same name.
+    """
+
+    def __init__(self, model: str, threads: int, options: ParquetOptions) -> None:
+        from punctum.runtime import Punctuator
+
+        self.punctuator = Punctuator.load(model, threads=threads)
+        self.options = options
+
+    def __call__(self, batch):
+        """(rows,) pyarrow.Table -> the same table with `output_column` restored."""
+        import pyarrow
+
+        texts = batch.column(self.options.column).to_pylist()
+        restored = iter(self.punctuator.restore_batch([t for t in texts if t is not None],
+                                                      self.options.restore))
+        values = pyarrow.array([None if t is None else next(restored) for t in texts],
+                               type=pyarrow.string())
+        name = self.options.output_column
+        if name in batch.column_names:
+            return batch.set_column(batch.column_names.index(name), name, values)
+        return batch.append_column(name, values)
+
+
+def run_parquet(options: ParquetOptions, ray_options: RayOptions,
+                progress: bool = True) -> ParquetReport:
+    """Restore `options.column` of the Parquet input into Parquet files under `output_dir`.
+
+    `progress` shows Ray Data's progress bars on stderr.
+
+    Raises:
+        FileNotFoundError: a local input path that does not exist.
+        ValueError: no such column, or a column that does not hold strings.
+    """
+    if "://" not in options.input and not os.path.exists(options.input):
+        raise FileNotFoundError(f"{options.input}: no such file or folder")
+    model = resolve_model(options.model)
+    with ray_session(ray_options.address) as ray:
+        ray.data.DataContext.get_current().enable_progress_bars = progress
+        dataset = ray.data.read_parquet(options.input)
+        _check_column(dataset.schema(), options.column, options.input)
+        n_actors, threads = _actor_plan(ray, ray_options.actors, options.threads)
+        restored = dataset.map_batches(
+            ColumnRestorer, fn_constructor_args=(model, threads, options),
+            batch_size=options.batch_size, batch_format="pyarrow",
+            compute=ray.data.ActorPoolStrategy(size=n_actors), num_cpus=1)
+        restored.write_parquet(options.output_dir)
+    return ParquetReport(options.output_dir, options.output_column)
+
+
+def _check_column(schema, column: str, name: str) -> None:
+    import pyarrow
+
+    if schema is None:
+        raise ValueError(f"{name}: no Parquet rows to read")
+    names = list(schema.names)
+    if column not in names:
+        raise ValueError(f"{name}: no column {column!r} (columns: {', '.join(names)})")
+    kind = schema.types[names.index(column)]
+    if not (pyarrow.types.is_string(kind) or pyarrow.types.is_large_string(kind)):
+        raise ValueError(f"{name}: column {column!r} holds {kind}, expected strings")

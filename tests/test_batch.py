@@ -1,0 +1,286 @@
+"""Folder jobs: `punctum restore --input-dir` (resumable, atomic, failures listed) and
+`punctum batch` on Ray (files and Parquet)."""
+
+import gzip
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from punctum import formats
+from punctum.batch import TEMP_SUFFIX, list_inputs, output_name
+from punctum.cli import main
+from punctum.text import normalize
+
+# Generated speech-like words (never copied from a corpus).
+VOCAB = ["so", "we", "i", "you", "they", "the", "a", "and", "but", "what", "is", "was", "do",
+         "think", "went", "home", "today", "new", "york", "river", "stone", "green", "light",
+         "seven", "because", "later", "it's", "well", "yes", "no", "maybe", "walk", "house"]
+
+SRT = ("1\n00:00:01,000 --> 00:00:02,500\nso what do you think\n\n"
+       "2\n00:00:02,600 --> 00:00:04,000\ni think it's great we went home\n")
+WHISPER = {"text": " we went to new york it was great",
+           "segments": [{"id": 0, "start": 0.0, "end": 2.0,
+                         "text": " we went to new york it was great"}]}
+
+
+def _random_text(rng: random.Random, n_lines: int, words_per_line: int) -> str:
+    lines = [" ".join(rng.choice(VOCAB) for _ in range(words_per_line)) for _ in range(n_lines)]
+    return "\n".join(lines) + "\n"
+
+
+def _write(path, content) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+
+
+def _words(path) -> list[str]:
+    """The words of a file (any format), normalised: only marks and case removed."""
+    if str(path).endswith(".gz"):
+        return normalize(gzip.open(path, "rt", encoding="utf-8").read())
+    return normalize(" ".join(cue.text for cue in formats.read(path).cues))
+
+
+def _outputs(folder) -> dict[str, str]:
+    """Relative path -> content of every file under `folder` (hidden ones too)."""
+    found = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(root, name)
+            found[os.path.relpath(path, folder)] = open(path, encoding="utf-8").read()
+    return found
+
+
+def _restore_dir(capsys, source, target, *extra):
+    code = main(["restore", "--input-dir", str(source), "--output-dir", str(target),
+                 "--no-progress", *extra])
+    return code, capsys.readouterr().err
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """An input folder with text, gzip, SRT and Whisper files, nested, plus files to skip."""
+    rng = random.Random(1)
+    root = tmp_path / "in"
+    _write(root / "a.txt", _random_text(rng, 3, 12) + "\n" + _random_text(rng, 2, 8))
+    _write(root / "talks" / "day1" / "b.srt", SRT)
+    _write(root / "talks" / "c.json", json.dumps(WHISPER))
+    with gzip.open(root / "d.txt.gz", "wt", encoding="utf-8") as handle:
+        handle.write(_random_text(rng, 2, 10))
+    for skipped in (".hidden.txt", ".cache/e.txt", "notes.txt~", "f.txt.tmp", "g.txt.swp"):
+        _write(root / skipped, "should not be read\n")
+    return root
+
+
+def test_folder_job_mirrors_tree_and_keeps_words(tree, tmp_path, capsys):
+    out = tmp_path / "out"
+    code, err = _restore_dir(capsys, tree, out)
+    assert code == 0, err
+    assert sorted(_outputs(out)) == ["a.txt", "d.txt", "talks/c.json", "talks/day1/b.srt"]
+    for name in ("a.txt", "talks/day1/b.srt", "talks/c.json"):
+        assert _words(out / name) == _words(tree / name)
+        assert (out / name).read_text() != (tree / name).read_text()  # marks or case added
+    assert _words(out / "d.txt") == _words(tree / "d.txt.gz")
+    old, new = formats.read(tree / "talks/day1/b.srt"), formats.read(out / "talks/day1/b.srt")
+    assert [(c.start, c.end) for c in old.cues] == [(c.start, c.end) for c in new.cues]
+    assert (out / "a.txt").read_text().count("\n") == (tree / "a.txt").read_text().count("\n")
+    assert "restored 4 files" in err and "Traceback" not in err
+
+
+def test_to_changes_extensions(tree, tmp_path, capsys):
+    code, err = _restore_dir(capsys, tree, tmp_path / "out", "--to", "text")
+    assert code == 0, err
+    assert sorted(_outputs(tmp_path / "out")) == ["a.txt", "d.txt", "talks/c.txt",
+                                                  "talks/day1/b.txt"]
+
+
+def test_existing_outputs_are_skipped_and_overwrite_redoes_them(tree, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _restore_dir(capsys, tree, out)[0] == 0
+    restored = (out / "a.txt").read_text()
+    (out / "a.txt").write_text("kept\n")
+    stale = out / "talks" / f".c.json.0123abcd{TEMP_SUFFIX}"
+    stale.write_text("partial")
+    code, err = _restore_dir(capsys, tree, out)
+    assert code == 0 and "skipping 4 files whose output exists" in err
+    assert (out / "a.txt").read_text() == "kept\n" and not stale.exists()
+    code, err = _restore_dir(capsys, tree, out, "--overwrite")
+    assert code == 0 and "skipping" not in err and "restored 4 files" in err
+    assert (out / "a.txt").read_text() == restored
+
+
+def test_bad_files_are_listed_and_the_others_written(tmp_path, capsys):
+    rng = random.Random(2)
+    root = tmp_path / "in"
+    _write(root / "good1.txt", _random_text(rng, 2, 10))
+    _write(root / "bad.srt", "1\n00:00:01 --> later\nhello there\n")
+    _write(root / "sub" / "binary.txt", b"we see\n\xff\xfe a boat\n")
+    _write(root / "sub" / "broken.json", '{"segments": [')
+    _write(root / "zz_good2.txt", _random_text(rng, 2, 10))
+    out = tmp_path / "out"
+    code, err = _restore_dir(capsys, root, out)
+    assert code == 1
+    assert sorted(_outputs(out)) == ["good1.txt", "zz_good2.txt"]  # no partial, no temp file
+    lines = err.strip().splitlines()
+    summary = lines.index("3 of 5 files failed:")
+    failures = lines[summary + 1:]
+    assert len(failures) == 3 and "Traceback" not in err
+    for name, message in (("bad.srt", "bad.srt:2"), ("binary.txt", "not valid UTF-8"),
+                          ("broken.json", "not valid JSON")):
+        assert any(name in line and message in line for line in failures), failures
+
+
+def test_jobs_2_matches_jobs_1(tiny_artifact, tree, tmp_path, capsys):
+    model = ["--model", str(tiny_artifact)]
+    assert _restore_dir(capsys, tree, tmp_path / "one", "--jobs", "1", *model)[0] == 0
+    code, err = _restore_dir(capsys, tree, tmp_path / "two", "--jobs", "2", *model)
+    assert code == 0, err
+    assert _outputs(tmp_path / "two") == _outputs(tmp_path / "one")
+
+
+def _count(folder) -> tuple[int, int]:
+    """(finished outputs, temporary files) under a folder."""
+    names = [name for _, _, files in os.walk(folder) for name in files]
+    temps = sum(name.endswith(TEMP_SUFFIX) for name in names)
+    return len(names) - temps, temps
+
+
+def _start_and_kill(source, target) -> int:
+    """Start a folder job in a subprocess and SIGKILL it while it writes an output."""
+    command = [sys.executable, "-m", "punctum", "restore", "--input-dir", str(source),
+               "--output-dir", str(target), "--jobs", "1", "--no-progress"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        done, temps = _count(target)
+        if done >= 2 and temps:
+            break
+        time.sleep(0.005)
+    os.kill(process.pid, signal.SIGKILL)
+    return process.wait()
+
+
+def test_sigkill_leaves_no_partial_output_and_rerun_completes(tmp_path, capsys):
+    rng = random.Random(3)
+    source = tmp_path / "in"
+    for k in range(16):
+        _write(source / f"part{k // 6}" / f"talk{k:02d}.txt", _random_text(rng, 80, 20))
+    assert _restore_dir(capsys, source, tmp_path / "clean")[0] == 0
+    clean = _outputs(tmp_path / "clean")
+    out = tmp_path / "out"
+    assert _start_and_kill(source, out) == -signal.SIGKILL
+    after_kill = _outputs(out)
+    finished = {k: v for k, v in after_kill.items() if not k.endswith(TEMP_SUFFIX)}
+    assert 2 <= len(finished) < len(clean)
+    assert all(clean[name] == text for name, text in finished.items())
+    assert all(os.path.basename(k).startswith(".") for k in after_kill if k not in finished)
+    code, err = _restore_dir(capsys, source, out)
+    assert code == 0 and f"skipping {len(finished)} files" in err
+    assert _outputs(out) == clean  # complete, identical, temporary files gone
+
+
+def test_single_input_output_is_atomic_too(tmp_path, capsys):
+    source = tmp_path / "late_error.txt"
+    source.write_bytes(("we went home\n" * 200).encode() + b"\xff\n")
+    target = tmp_path / "restored.txt"
+    assert main(["restore", "-i", str(source), "-o", str(target)]) == 2
+    assert "not valid UTF-8" in capsys.readouterr().err
+    assert os.listdir(tmp_path) == ["late_error.txt"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--input-dir", "IN", "--output-dir", "OUT", "some", "text"], "not both"),
+    (["--input-dir", "IN", "--output-dir", "OUT", "-i", "IN/a.txt"], "not both"),
+    (["--input-dir", "IN/missing", "--output-dir", "OUT"], "missing: no such folder"),
+    (["--input-dir", "IN"], "--input-dir needs --output-dir"),
+    (["--output-dir", "OUT"], "--output-dir is for --input-dir"),
+    (["--input-dir", "IN", "--output-dir", "IN/out"], "inside the input folder"),
+    (["--jobs", "2", "some", "text"], "--jobs and --overwrite are for --input-dir"),
+    (["--input-dir", "IN", "--output-dir", "OUT", "--jobs", "0"], "BatchOptions.jobs"),
+])
+def test_folder_errors_are_one_line(tmp_path, capsys, args, message):
+    _write(tmp_path / "in" / "a.txt", "we went home\n")
+    args = [a.replace("IN", str(tmp_path / "in")).replace("OUT", str(tmp_path / "out"))
+            for a in args]
+    assert main(["restore", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_two_inputs_for_one_output_are_an_error(tmp_path, capsys):
+    _write(tmp_path / "in" / "a.srt", SRT)
+    _write(tmp_path / "in" / "a.vtt", "WEBVTT\n\n00:01.000 --> 00:02.000\nhello there\n")
+    code, err = _restore_dir(capsys, tmp_path / "in", tmp_path / "out", "--to", "text")
+    assert code == 2 and "would both be written to" in err and "a.txt" in err
+
+
+def test_listing_and_output_names(tmp_path):
+    for name in ("b.txt", "a/c.srt", ".git/x", "a/.d.txt", "e.txt~", "#f.txt#", "g.part"):
+        _write(tmp_path / name, "x")
+    assert list_inputs(str(tmp_path)) == [os.path.join("a", "c.srt"), "b.txt"]
+    assert output_name("x/a.txt.gz", "text", "text") == "x/a.txt"
+    assert output_name("x/a.json", "whisper", "srt") == "x/a.srt"
+    assert output_name("x/a.json", "vosk", "vosk") == "x/a.json"
+
+
+# ----------------------------------------------------------------------------- Ray
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """A two-CPU local Ray instance shared by the Ray tests (the CLI uses it as is)."""
+    ray = pytest.importorskip("ray", reason="the ray extra is not installed")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.mark.slow
+def test_ray_files_match_restore_and_list_failures(local_ray, tmp_path, capsys):
+    rng = random.Random(4)
+    root = tmp_path / "in"
+    for k in range(3):
+        _write(root / f"sub{k}" / f"t{k}.txt", _random_text(rng, 3, 15))
+    _write(root / "talk.srt", SRT)
+    _write(root / "bad.srt", "1\nnot a timing\nhello\n")
+    assert _restore_dir(capsys, root, tmp_path / "local")[0] == 1
+    code = main(["batch", "--input-dir", str(root), "--output-dir", str(tmp_path / "ray"),
+                 "--actors", "2", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 1 and "1 of 5 files failed:" in err and "bad.srt" in err
+    assert _outputs(tmp_path / "ray") == _outputs(tmp_path / "local")
+
+
+@pytest.mark.slow
+def test_ray_parquet_restores_a_column(local_ray, tmp_path, capsys):
+    import pyarrow
+    import pyarrow.parquet
+
+    from punctum import Punctuator
+
+    rng = random.Random(5)
+    texts = [_random_text(rng, 1, 12).strip() for _ in range(5)] + [None]
+    source = tmp_path / "in"
+    source.mkdir()
+    for part in range(2):
+        rows = {"id": list(range(part * 3, part * 3 + 3)), "text": texts[part * 3:part * 3 + 3]}
+        pyarrow.parquet.write_table(pyarrow.table(rows), source / f"part{part}.parquet")
+    code = main(["batch", "--parquet", str(source), "--output-dir", str(tmp_path / "out"),
+                 "--batch-size", "2", "--actors", "1", "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    rows = sorted(pyarrow.parquet.read_table(tmp_path / "out").to_pylist(),
+                  key=lambda row: row["id"])
+    expected = Punctuator.load().restore_batch(texts[:5]) + [None]
+    assert [row["text"] for row in rows] == texts
+    assert [row["restored"] for row in rows] == expected
+    code = main(["batch", "--parquet", str(source), "--output-dir", str(tmp_path / "x"),
+                 "--column", "transcript"])
+    err = capsys.readouterr().err
+    assert code == 2 and "no column 'transcript' (columns: id, text)" in err
