@@ -8,12 +8,14 @@ from dataclasses import MISSING, fields
 from torch import nn
 
 from punctum.models.cnn_bilstm import CnnBiLstm, CnnBiLstmConfig
+from punctum.models.ctc_encoder import CtcEncoder, CtcEncoderConfig
 from punctum.models.losses import tagging_loss, weighted_cross_entropy
 from punctum.models.transformer_tagger import TransformerTagger, TransformerTaggerConfig
 
 MODELS = {
     "cnn_bilstm": (CnnBiLstmConfig, CnnBiLstm),
     "transformer_tagger": (TransformerTaggerConfig, TransformerTagger),
+    "ctc_encoder": (CtcEncoderConfig, CtcEncoder),
 }
 
 
