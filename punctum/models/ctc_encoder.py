@@ -8,7 +8,7 @@ through the shared output projection, so that its targets can be the unpunctuate
 
     L = lambda_ctc * CTC(final, punctuated) + lambda_inter * CTC(intermediate, inter targets)
 
-Paper size: 12 layers, d_model 256, 4 heads, d_ff 1024 (~18M parameters with a 2000-piece
+Paper size: 12 layers, d_model 256, 4 heads, d_ff 2048 (~18M parameters with a 2000-piece
 vocabulary); CPU recipes use fewer, narrower layers.
 """
 
@@ -35,7 +35,7 @@ class CtcEncoderConfig:
     d_model: int = 256
     n_heads: int = 4
     n_layers: int = 12
-    d_ff: int = 1024
+    d_ff: int = 2048
     dropout: float = 0.1
     subsample_channels: int = 256
     block: str = "transformer"  # or "conformer"
