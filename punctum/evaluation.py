@@ -156,6 +156,12 @@ def load_tsv_by_id(path: str | Path, ids: list[str], language: str | Inventory =
     return _join_units([parse(by_id.get(i, ""), language) for i in ids])
 
 
+def join_texts(texts: list[str], language: str | Inventory = "en") -> ScoredFile:
+    """Texts (utterances) parsed and joined into one ScoredFile; each text's last word is
+    utterance-final."""
+    return _join_units([parse(text, language) for text in texts])
+
+
 def _join_units(units: list[Labelled]) -> ScoredFile:
     fields = ([], [], [], [], [])
     is_final: list[bool] = []

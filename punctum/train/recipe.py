@@ -12,10 +12,14 @@ import dataclasses
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from punctum.config import build_dataclass as _build
 from punctum.train.data import DataConfig, SourceConfig
 from punctum.train.noise import NoiseConfig
+
+if TYPE_CHECKING:
+    from punctum.train.speech import SpeechDataConfig
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,8 @@ class TokenizerConfig:
         label_position: "first" or "last" subword of a word carries its labels.
         train_documents: documents per source used to train the BPE (0 = all).
         path: tokenizer folder/file for kind "pretrained" (default: the model's).
+        marks: speech (CTC) vocabularies only: include the marks as tokens (False for an
+            unpunctuated ASR model).
     """
 
     kind: str = "bpe"
@@ -35,6 +41,7 @@ class TokenizerConfig:
     label_position: str = "first"
     train_documents: int = 3000
     path: str | None = None
+    marks: bool = True
 
     def __post_init__(self) -> None:
         if self.kind not in ("bpe", "pretrained"):
@@ -108,7 +115,7 @@ class Recipe:
 
     model: dict
     tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
-    data: DataConfig = field(default_factory=lambda: DataConfig(sources=()))
+    data: DataConfig | SpeechDataConfig = field(default_factory=lambda: DataConfig(sources=()))
     train: TrainConfig = field(default_factory=TrainConfig)
     name: str = ""
 
@@ -123,6 +130,8 @@ def parse_recipe(raw: dict, data_root: str | Path | None = None, name: str = "")
         raise ValueError(f"unknown recipe table(s): {', '.join(sorted(unknown))}")
     if "kind" not in raw.get("model", {}):
         raise ValueError("model.kind is required (e.g. 'cnn_bilstm')")
+    if raw["model"]["kind"] == "ctc_encoder":
+        return _speech_recipe(raw, data_root, name)
     data = dict(raw.get("data", {}))
     root = Path(data_root) if data_root else Path(".")
     sources = data.pop("sources", [])
@@ -139,6 +148,18 @@ def parse_recipe(raw: dict, data_root: str | Path | None = None, name: str = "")
         train=_build(TrainConfig, raw.get("train", {}), "train"),
         name=name,
     )
+
+
+def _speech_recipe(raw: dict, data_root: str | Path | None, name: str) -> Recipe:
+    """A CTC speech recipe: [data] holds manifests (punctum.train.speech)."""
+    from punctum.train.speech import speech_data_config
+
+    root = Path(data_root) if data_root else Path(".")
+    tokenizer = _build(TokenizerConfig, {"vocab_size": 2000, **raw.get("tokenizer", {})},
+                       "tokenizer")
+    return Recipe(model=dict(raw["model"]), tokenizer=tokenizer,
+                  data=speech_data_config(raw.get("data", {}), root),
+                  train=_build(TrainConfig, raw.get("train", {}), "train"), name=name)
 
 
 def _source(values: dict, root: Path, index: int) -> SourceConfig:

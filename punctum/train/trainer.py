@@ -186,22 +186,65 @@ def row_settings(batch: Batch, default_smoothing: float, device: str):
     return weights, smoothing
 
 
-def train_step(model, loss_owner, optimizer, batch: Batch, recipe: Recipe, device: str) -> float:
-    """One optimizer step; returns the loss."""
-    ids, lengths, punct, case = _to_device(batch, device)
-    weights, smoothing = row_settings(batch, recipe.train.label_smoothing, device)
-    model.train()
-    with autocast(device, recipe.train.dtype):
-        punct_logits, case_logits = model(ids, lengths)
-    loss = loss_owner.loss(punct_logits.float(), case_logits.float(), punct, case,
-                           punct_weights=weights, case_weights=weights,
-                           label_smoothing=smoothing)
+def train_step(task, wrapped, optimizer, batch, recipe: Recipe) -> float:
+    """One optimizer step on the task's loss; returns the loss."""
+    wrapped.train()
+    loss = task.loss(wrapped, batch)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     if recipe.train.grad_clip > 0:
-        torch.nn.utils.clip_grad_norm_(loss_owner.parameters(), recipe.train.grad_clip)
+        torch.nn.utils.clip_grad_norm_(task.model.parameters(), recipe.train.grad_clip)
     optimizer.step()
     return float(loss.detach())
+
+
+class TaggingTask:
+    """Punctuation + casing tagging on text windows (CNN-BiLSTM, Transformer tagger).
+
+    A task owns what differs between kinds of model: tokenizer, data sampler, model, loss,
+    dev evaluation and the extra checkpoint keys; `train` runs the same loop for every task.
+    """
+
+    def __init__(self, recipe: Recipe, out: Path, dist: Distributed, device: str) -> None:
+        self.recipe, self.device = recipe, device
+        self.tokenizer = prepare_tokenizer(recipe, out, dist)
+        self.sampler = tagging_sampler(recipe, prepare_corpora(recipe, self.tokenizer, out, dist),
+                                       self.tokenizer, dist)
+        self.model = build_for_recipe(recipe, self.tokenizer).to(device)
+        self.dev = prepare_dev(recipe, self.tokenizer) if dist.main else None
+
+    def loss(self, wrapped, batch: Batch) -> torch.Tensor:
+        ids, lengths, punct, case = _to_device(batch, self.device)
+        weights, smoothing = row_settings(batch, self.recipe.train.label_smoothing, self.device)
+        with autocast(self.device, self.recipe.train.dtype):
+            punct_logits, case_logits = wrapped(ids, lengths)
+        return self.model.loss(punct_logits.float(), case_logits.float(), punct, case,
+                               punct_weights=weights, case_weights=weights,
+                               label_smoothing=smoothing)
+
+    def evaluate(self) -> dict | None:
+        """{"score": dev punctuation F1 (selects the best checkpoint), "dev_f1": ...}."""
+        if self.dev is None:
+            return None
+        scores = evaluate(self.model, self.dev, self.recipe, self.tokenizer, self.device,
+                          self.recipe.train.dev_words)
+        return {"score": scores["punct_f1"], "dev_f1": scores["punct_f1"]}
+
+    def payload(self) -> dict:
+        return {"inventory": get_inventory(self.recipe.data.language).to_dict(),
+                "label_position": self.tokenizer.label_position}
+
+
+def tagging_sampler(recipe: Recipe, corpora, tokenizer, dist: Distributed) -> WindowSampler:
+    """The window sampler over the recipe's sources, with per-source loss settings."""
+    sources = recipe.data.sources
+    per_source_smoothing = any(s.label_smoothing is not None for s in sources)
+    smoothing = [recipe.train.label_smoothing if s.label_smoothing is None else s.label_smoothing
+                 for s in sources] if per_source_smoothing else None
+    return WindowSampler(corpora, [s.weight for s in sources], recipe.data.max_subwords,
+                         (tokenizer.bos_id, tokenizer.eos_id, tokenizer.pad_id),
+                         seed=recipe.train.seed + 1000 * dist.rank,
+                         loss_weights=[s.loss_weight for s in sources], smoothing=smoothing)
 
 
 @torch.no_grad()
@@ -248,20 +291,18 @@ def evaluate(model, corpus: EncodedCorpus, recipe: Recipe, tokenizer, device: st
 
 # ----------------------------------------------------------------------------- loop
 
-def _payload(model, optimizer, scheduler, sampler, state: RunState, recipe: Recipe,
-             tokenizer: SubwordTokenizer) -> dict:
+def _payload(run, state: RunState) -> dict:
     return {
-        "kind": recipe.model["kind"],
-        "model_config": dataclasses.asdict(model.config),
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "scheduler": scheduler.state_dict(),
-        "sampler": sampler.state(),
+        "kind": run.recipe.model["kind"],
+        "model_config": dataclasses.asdict(run.model.config),
+        "model": run.model.state_dict(),
+        "optimizer": run.optimizer.state_dict(),
+        "scheduler": run.scheduler.state_dict(),
+        "sampler": run.task.sampler.state(),
         "rng": checkpoint.rng_state(),
         "state": dataclasses.asdict(state),
-        "recipe": recipe.to_dict(),
-        "inventory": get_inventory(recipe.data.language).to_dict(),
-        "label_position": tokenizer.label_position,
+        "recipe": run.recipe.to_dict(),
+        **run.task.payload(),
     }
 
 
@@ -279,14 +320,14 @@ def _restore(path: Path, model, optimizer, scheduler, sampler) -> RunState:
 def _evaluate_and_select(run, state: RunState, loss: float) -> None:
     """Dev evaluation: record it, step the plateau scheduler, keep the best checkpoint."""
     result = {"step": state.step, "loss": loss, "lr": run.optimizer.param_groups[0]["lr"]}
-    if run.dev is not None:
-        scores = evaluate(run.model, run.dev, run.recipe, run.tokenizer, run.device,
-                          run.recipe.train.dev_words)
-        result.update(dev_f1=scores["punct_f1"])
+    scores = run.task.evaluate()
+    if scores is not None:
+        score = scores.pop("score")
+        result.update(scores)
         if isinstance(run.scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau):
-            run.scheduler.step(scores["punct_f1"])
-        if scores["punct_f1"] > state.best_f1:
-            state.best_f1 = scores["punct_f1"]
+            run.scheduler.step(score)
+        if score > state.best_f1:
+            state.best_f1 = score
             checkpoint.save_atomic(run.payload(state), run.out / "best.pt")
     state.history.append(result)
     log.info("step %d: %s", state.step, json.dumps(result))
@@ -300,17 +341,26 @@ class _Run:
     out: Path
     dist: Distributed
     device: str
-    tokenizer: SubwordTokenizer
-    model: torch.nn.Module
+    task: object  # TaggingTask or punctum.train.speech_task.SpeechTask
     wrapped: torch.nn.Module
     optimizer: object
     scheduler: object
-    sampler: WindowSampler
-    dev: EncodedCorpus | None
+
+    @property
+    def model(self) -> torch.nn.Module:
+        return self.task.model
 
     def payload(self, state: RunState) -> dict:
-        return _payload(self.model, self.optimizer, self.scheduler, self.sampler, state,
-                        self.recipe, self.tokenizer)
+        return _payload(self, state)
+
+
+def make_task(recipe: Recipe, out: Path, dist: Distributed, device: str):
+    """The task for the recipe's model kind."""
+    if recipe.model["kind"] == "ctc_encoder":
+        from punctum.train.speech_task import SpeechTask
+
+        return SpeechTask(recipe, out, dist, device)
+    return TaggingTask(recipe, out, dist, device)
 
 
 def _setup(recipe: Recipe, out: Path) -> _Run:
@@ -319,24 +369,12 @@ def _setup(recipe: Recipe, out: Path) -> _Run:
     if recipe.train.threads:
         torch.set_num_threads(recipe.train.threads)
     checkpoint.seed_everything(recipe.train.seed + dist.rank)
-    tokenizer = prepare_tokenizer(recipe, out, dist)
-    corpora = prepare_corpora(recipe, tokenizer, out, dist)
-    sources = recipe.data.sources
-    per_source_smoothing = any(s.label_smoothing is not None for s in sources)
-    smoothing = [recipe.train.label_smoothing if s.label_smoothing is None else s.label_smoothing
-                 for s in sources] if per_source_smoothing else None
-    sampler = WindowSampler(corpora, [s.weight for s in sources], recipe.data.max_subwords,
-                            (tokenizer.bos_id, tokenizer.eos_id, tokenizer.pad_id),
-                            seed=recipe.train.seed + 1000 * dist.rank,
-                            loss_weights=[s.loss_weight for s in sources], smoothing=smoothing)
-    model = build_for_recipe(recipe, tokenizer).to(device)
-    wrapped = model
+    task = make_task(recipe, out, dist, device)
+    wrapped = task.model
     if dist.world > 1:
-        wrapped = torch.nn.parallel.DistributedDataParallel(model)
-    optimizer, scheduler = make_optimizer(model, recipe.train)
-    dev = prepare_dev(recipe, tokenizer) if dist.main else None
-    return _Run(recipe, out, dist, device, tokenizer, model, wrapped, optimizer, scheduler,
-                sampler, dev)
+        wrapped = torch.nn.parallel.DistributedDataParallel(task.model)
+    optimizer, scheduler = make_optimizer(task.model, recipe.train)
+    return _Run(recipe, out, dist, device, task, wrapped, optimizer, scheduler)
 
 
 def train(recipe: Recipe, out_dir: str | Path, resume: bool = False,
@@ -351,7 +389,8 @@ def train(recipe: Recipe, out_dir: str | Path, resume: bool = False,
     run = _setup(recipe, out)
     state = RunState()
     if resume and (out / "last.pt").exists():
-        state = _restore(out / "last.pt", run.model, run.optimizer, run.scheduler, run.sampler)
+        state = _restore(out / "last.pt", run.model, run.optimizer, run.scheduler,
+                         run.task.sampler)
     elif resume:
         raise FileNotFoundError(f"{out / 'last.pt'}: nothing to resume")
     previous = signal.signal(signal.SIGTERM, _raise_interrupt) if _main_thread() else None
@@ -390,9 +429,8 @@ def _loop(run: _Run, state: RunState, progress: bool) -> None:
     losses: list[float] = []
     started = time.time() - state.seconds
     while state.step < config.steps:
-        batch = run.sampler.next_batch(config.batch_size)
-        losses.append(train_step(run.wrapped, run.model, run.optimizer, batch, run.recipe,
-                                 run.device))
+        batch = run.task.sampler.next_batch(config.batch_size)
+        losses.append(train_step(run.task, run.wrapped, run.optimizer, batch, run.recipe))
         state.step += 1
         state.seconds = time.time() - started
         _after_step(run, state, losses, bar)
