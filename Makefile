@@ -1,7 +1,7 @@
 # Two entry points for a fresh machine (see README):
 #   make demo  - core install (no torch) in .venv-demo, then the main job on a sample
-#   make test  - Debian packages (Chromium, espeak-ng, flite), then the train/serve/ray/audio/dev
-#                extras in .venv, then the test suite
+#   make test  - Debian packages (Chromium, espeak-ng, flite, festival + voices), then the
+#                train/serve/ray/audio/dev extras in .venv, then the test suite
 PYTHON ?= python3
 DEMO_VENV ?= .venv-demo
 TEST_VENV ?= .venv

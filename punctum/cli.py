@@ -617,10 +617,12 @@ def _run_glue(args) -> int:
     config = GlueConfig(**given)
     records = read_records(args.input, args.text_column)
     report = glue_corpus(records, args.out, config, progress=not args.no_progress)
+    dropped = (f"{report.n_too_short} shorter than {config.min_duration} s and "
+               f"{report.n_too_quiet} quieter than RMS {config.min_rms} dropped, "
+               if config.mode == "glue" else "")
+    audio = f"{report.seconds_out / 3600:.2f} h of audio" if report.seconds_out else "text"
     print(f"{report.out_dir}: {report.n_recordings} recordings from {report.n_input} "
-          f"utterances ({report.n_too_short} shorter than {config.min_duration} s and "
-          f"{report.n_too_quiet} quieter than RMS {config.min_rms} dropped, "
-          f"{report.n_single} left single); {report.seconds_out / 3600:.2f} h of audio, "
+          f"utterances ({dropped}{report.n_single} left single); {audio}, "
           f"{report.wall_seconds:.0f} s")
     return 0
 

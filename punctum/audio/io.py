@@ -1,0 +1,120 @@
+"""Audio files in and out: decode, downmix to mono, resample to 16 kHz.
+
+    from punctum.audio.io import load_audio
+    samples = load_audio("clip.flac")          # (n_samples,) float32 in [-1, 1] at 16 kHz
+
+Decoding uses soundfile (libsndfile: WAV, FLAC, OGG/Vorbis/Opus, MP3) and resampling soxr,
+both from the ``audio`` extra. Unreadable, corrupt or empty files raise ValueError with one
+line naming the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+SAMPLE_RATE = 16_000
+EXTENSIONS = (".wav", ".flac", ".ogg", ".oga", ".opus", ".mp3")
+
+
+def _soundfile():
+    try:
+        import soundfile
+    except ImportError as error:  # OSError too when libsndfile is missing
+        raise ImportError(f"audio needs the audio extra: pip install 'punctum[audio]' "
+                          f"({error})") from None
+    return soundfile
+
+
+def resample(samples: np.ndarray, orig_rate: int, target_rate: int = SAMPLE_RATE) -> np.ndarray:
+    """Resample a mono signal with soxr (high quality); the duration is kept.
+
+    Args:
+        samples: (n,) float signal.
+        orig_rate, target_rate: sample rates in Hz.
+
+    Returns:
+        (round(n * target_rate / orig_rate),) float32.
+    """
+    if orig_rate <= 0 or target_rate <= 0:
+        raise ValueError(f"sample rates must be positive, got {orig_rate} and {target_rate}")
+    samples = np.asarray(samples, dtype=np.float32)
+    if orig_rate == target_rate or samples.size == 0:
+        return samples
+    try:
+        import soxr
+    except ImportError as error:
+        raise ImportError(f"resampling needs the audio extra: pip install 'punctum[audio]' "
+                          f"({error})") from None
+    return soxr.resample(samples, orig_rate, target_rate, quality="HQ").astype(np.float32)
+
+
+def to_mono(samples: np.ndarray) -> np.ndarray:
+    """(n,) or (n, channels) float -> (n,) float32, channels averaged."""
+    samples = np.asarray(samples, dtype=np.float32)
+    return samples.mean(axis=1) if samples.ndim == 2 else samples
+
+
+def read_audio(path: str | Path) -> tuple[np.ndarray, int]:
+    """Decode a file as it is stored.
+
+    Returns:
+        ((n,) float32 mono samples in [-1, 1], the file's sample rate).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: unsupported extension, undecodable or empty file (one line).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such audio file")
+    if path.suffix.lower() not in EXTENSIONS:
+        raise ValueError(f"{path}: unsupported audio file type {path.suffix or '(none)'!r}; "
+                         f"expected one of {' '.join(EXTENSIONS)}")
+    if path.stat().st_size == 0:
+        raise ValueError(f"{path}: empty file (0 bytes), expected audio")
+    soundfile = _soundfile()
+    try:
+        samples, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
+    except (soundfile.LibsndfileError, RuntimeError, TypeError, EOFError) as error:
+        reason = getattr(error, "error_string", "") or str(error) or type(error).__name__
+        raise ValueError(f"{path}: cannot decode audio ({' '.join(reason.split())})") from None
+    if samples.shape[0] == 0:
+        raise ValueError(f"{path}: no audio samples (empty file)")
+    return to_mono(samples), int(rate)
+
+
+def load_audio(path: str | Path, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+    """Decode, downmix and resample a file.
+
+    Returns:
+        (n,) float32 mono samples at `sample_rate` (default 16 kHz).
+    """
+    samples, rate = read_audio(path)
+    return resample(samples, rate, sample_rate)
+
+
+def write_audio(path: str | Path, samples: np.ndarray, sample_rate: int = SAMPLE_RATE) -> None:
+    """Write a mono signal as 16-bit audio (FLAC, WAV or OGG from the extension).
+
+    Samples outside [-1, 1] are clipped. The folder must exist.
+    """
+    path = Path(path)
+    samples = np.clip(np.asarray(samples, dtype=np.float32), -1.0, 1.0)
+    fmt = {".flac": "FLAC", ".wav": "WAV", ".ogg": "OGG"}.get(path.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"{path}: can write .flac, .wav or .ogg, not {path.suffix!r}")
+    subtype = "VORBIS" if fmt == "OGG" else "PCM_16"
+    _soundfile().write(str(path), samples, sample_rate, format=fmt, subtype=subtype)
+
+
+def duration(samples: np.ndarray, sample_rate: int = SAMPLE_RATE) -> float:
+    """Seconds of a (n,) signal."""
+    return len(samples) / sample_rate
+
+
+def rms(samples: np.ndarray) -> float:
+    """Root-mean-square amplitude of a (n,) signal (0.0 when empty)."""
+    samples = np.asarray(samples, dtype=np.float64)
+    return float(np.sqrt(np.mean(samples * samples))) if samples.size else 0.0

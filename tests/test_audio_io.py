@@ -1,0 +1,117 @@
+"""Audio I/O: formats, mono, resampling keeps duration, one-line errors on bad files."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("soundfile")
+pytest.importorskip("soxr")
+
+import soundfile  # noqa: E402
+
+from punctum.audio.io import (  # noqa: E402
+    SAMPLE_RATE,
+    load_audio,
+    read_audio,
+    resample,
+    rms,
+    to_mono,
+    write_audio,
+)
+
+
+def _tone(seconds: float, rate: int, freq: float = 440.0, amplitude: float = 0.5) -> np.ndarray:
+    t = np.arange(int(round(seconds * rate))) / rate
+    return (amplitude * np.sin(2 * np.pi * freq * t)).astype(np.float32)
+
+
+@pytest.mark.parametrize("rate", [8000, 22050, 44100, 48000])
+@pytest.mark.parametrize("seconds", [0.013, 1.0, 2.5])
+def test_resample_keeps_duration(rate, seconds):
+    signal = _tone(seconds, rate)
+    out = resample(signal, rate, SAMPLE_RATE)
+    assert out.dtype == np.float32
+    assert abs(len(out) / SAMPLE_RATE - len(signal) / rate) <= 1 / SAMPLE_RATE
+
+
+def test_resample_keeps_a_tone():
+    out = resample(_tone(1.0, 44100, freq=1000.0), 44100, SAMPLE_RATE)
+    spectrum = np.abs(np.fft.rfft(out[2000:-2000]))
+    peak_hz = np.argmax(spectrum) * SAMPLE_RATE / len(out[2000:-2000])
+    assert abs(peak_hz - 1000.0) < 2.0
+    assert abs(rms(out[2000:-2000]) - 0.5 / np.sqrt(2)) < 0.01
+
+
+def test_resample_same_rate_and_empty():
+    signal = _tone(0.1, SAMPLE_RATE)
+    assert np.array_equal(resample(signal, SAMPLE_RATE, SAMPLE_RATE), signal)
+    assert resample(np.zeros(0, np.float32), 44100, SAMPLE_RATE).size == 0
+    with pytest.raises(ValueError, match="positive"):
+        resample(signal, 0, SAMPLE_RATE)
+
+
+def test_to_mono_averages_channels():
+    stereo = np.stack([np.ones(4), -np.ones(4) * 0.5], axis=1)
+    assert np.allclose(to_mono(stereo), 0.25)
+
+
+@pytest.mark.parametrize("suffix,fmt,subtype", [(".wav", "WAV", "PCM_16"),
+                                                (".flac", "FLAC", "PCM_16"),
+                                                (".ogg", "OGG", "VORBIS"),
+                                                (".mp3", "MP3", "MPEG_LAYER_III")])
+def test_reads_formats_as_16k_mono(tmp_path, suffix, fmt, subtype):
+    if fmt not in soundfile.available_formats():
+        pytest.skip(f"libsndfile without {fmt}")
+    path = tmp_path / f"clip{suffix}"
+    stereo = np.stack([_tone(1.0, 22050), _tone(1.0, 22050)], axis=1)
+    soundfile.write(str(path), stereo, 22050, format=fmt, subtype=subtype)
+    samples = load_audio(path)
+    assert samples.ndim == 1 and samples.dtype == np.float32
+    assert abs(len(samples) / SAMPLE_RATE - 1.0) < 0.06  # mp3 adds encoder padding
+    assert 0.2 < rms(samples) < 0.45
+
+
+def test_write_then_read_flac(tmp_path):
+    signal = _tone(0.5, SAMPLE_RATE)
+    write_audio(tmp_path / "a.flac", signal)
+    back, rate = read_audio(tmp_path / "a.flac")
+    assert rate == SAMPLE_RATE and np.abs(back - signal).max() < 1e-4
+    with pytest.raises(ValueError, match="can write"):
+        write_audio(tmp_path / "a.mp4", signal)
+
+
+def _one_line_error(path, error=ValueError):
+    with pytest.raises(error) as info:
+        load_audio(path)
+    message = str(info.value)
+    assert "\n" not in message and str(path) in message
+    return message
+
+
+def test_corrupt_empty_and_unsupported_files(tmp_path):
+    corrupt = tmp_path / "corrupt.wav"
+    corrupt.write_bytes(np.random.default_rng(0).bytes(3000))
+    assert "cannot decode audio" in _one_line_error(corrupt)
+    empty = tmp_path / "empty.flac"
+    empty.write_bytes(b"")
+    assert "empty file" in _one_line_error(empty)
+    header_only = tmp_path / "header.wav"
+    soundfile.write(str(header_only), np.zeros(0, np.float32), SAMPLE_RATE)
+    assert "no audio samples" in _one_line_error(header_only)
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    assert "unsupported audio file type" in _one_line_error(text)
+    assert "no such audio file" in _one_line_error(tmp_path / "missing.wav",
+                                                   FileNotFoundError)
+
+
+def test_truncated_flac_is_an_error_or_shorter(tmp_path):
+    path = tmp_path / "cut.flac"
+    write_audio(path, _tone(2.0, SAMPLE_RATE))
+    data = path.read_bytes()
+    path.write_bytes(data[:60])  # header cut inside the metadata blocks
+    _one_line_error(path)
+
+
+def test_rms():
+    assert rms(np.zeros(0)) == 0.0
+    assert rms(np.full(10, -0.5)) == pytest.approx(0.5)
