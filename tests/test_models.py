@@ -276,7 +276,7 @@ def test_transformer_rejects_too_long_input():
 
 def test_build_model_validates_kind_and_keys():
     base = {"vocab_size": VOCAB, "n_punct": N_PUNCT, "n_case": N_CASE}
-    assert set(MODELS) == {"cnn_bilstm", "transformer_tagger"}
+    assert set(MODELS) == {"cnn_bilstm", "transformer_tagger", "ctc_encoder"}
     assert isinstance(build_model("cnn_bilstm", base), CnnBiLstm)
     with pytest.raises(ValueError, match="n_hidden"):
         build_model("cnn_bilstm", {**base, "n_hidden": 3})
