@@ -416,6 +416,8 @@ def _run_export(args) -> int:
     checkpoint = Path(args.checkpoint)
     tokenizer = Path(args.tokenizer) if args.tokenizer else checkpoint.parent / "tokenizer.json"
     scores = json.loads(Path(args.scores).read_text(encoding="utf-8")) if args.scores else {}
+    if _checkpoint_kind(checkpoint) == "ctc_encoder":
+        return _export_ctc(args, checkpoint, scores)
     size, left, right = args.window
     options = ExportOptions(int8=args.int8, name=args.name, min_agreement=args.min_agreement,
                             include_weights=args.with_weights, window_size=size,
@@ -452,6 +454,77 @@ def _run_selftrain(args) -> int:
     rounds = ", ".join(f"round {r['round']}: {r['dev_f1'] * 100:.1f}" for r in summary["rounds"])
     print(f"dev F1 {rounds}; best round {summary['best_round']} -> {args.out}/best.pt")
     return 0
+
+
+def _checkpoint_kind(checkpoint) -> str:
+    from punctum.train.checkpoint import load_checkpoint
+
+    return load_checkpoint(checkpoint).get("kind", "")
+
+
+def _export_ctc(args, checkpoint, scores: dict) -> int:
+    from punctum.train.export_ctc import CtcExportOptions, export_ctc_artifact
+
+    options = CtcExportOptions(int8=args.int8, name=args.name, scores=scores)
+    meta = export_ctc_artifact(checkpoint, args.out_dir, options)
+    print(f"wrote {args.out_dir} ({meta['model']['precision']} acoustic model); ONNX/torch "
+          f"greedy agreement {meta['parity']['greedy_agreement'] * 100:.0f}%")
+    return 0
+
+
+def _add_transcribe(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "transcribe", help="speech to punctuated, cased text with word timings (audio extra)",
+        description="Transcribe audio files (wav, flac, ogg, mp3) with an exported CTC model: "
+                    "end to end (the model writes the marks) or as a cascade (a model without "
+                    "marks, then the lexical model). Long files are read in chunks.")
+    parser.add_argument("audio", nargs="+", help="audio files")
+    parser.add_argument("-m", "--model", required=True, help="acoustic model folder or name")
+    parser.add_argument("--text-model", help="lexical model for casing (and marks in a "
+                        "cascade; default: the bundled model for cascades)")
+    parser.add_argument("--beam", type=int, default=0, help="prefix beam width (0 = greedy)")
+    parser.add_argument("--to", choices=["text", "json", "srt", "vtt"], default="text",
+                        help="output: text, JSON with word timings, or subtitles")
+    parser.add_argument("-o", "--output", metavar="PATH",
+                        help="write to PATH (a folder when there are several files)")
+    parser.add_argument("--threads", type=int, default=0, help="ONNX Runtime threads")
+    parser.set_defaults(run=_run_transcribe)
+
+
+def _run_transcribe(args) -> int:
+    from punctum.transcribe import Transcriber, dumps
+
+    if args.beam < 0:
+        raise ValueError("--beam must be >= 0")
+    transcriber = Transcriber.load(args.model, args.text_model, args.threads, args.beam)
+    several = len(args.audio) > 1
+    if args.output and several:
+        os.makedirs(args.output, exist_ok=True)
+    failures = []
+    for path in args.audio:
+        try:
+            result = transcriber.transcribe(path)
+        except (FileNotFoundError, ValueError) as error:
+            failures.append(str(error))
+            print(f"punctum transcribe: error: {error}", file=sys.stderr)
+            continue
+        text = dumps(result, args.to, inventory=transcriber.model.inventory)
+        target = args.output
+        if args.output and several:
+            suffix = {"text": ".txt", "json": ".json", "srt": ".srt", "vtt": ".vtt"}[args.to]
+            target = os.path.join(args.output, os.path.splitext(os.path.basename(path))[0]
+                                  + suffix)
+        with _open_target(target) as out:
+            out.write(text)
+    return 1 if failures else 0
+
+
+def _open_target(target):
+    import contextlib
+
+    if target is None:
+        return contextlib.nullcontext(sys.stdout)
+    return open(target, "w", encoding="utf-8")
 
 
 def _add_serve(subparsers) -> None:
@@ -640,6 +713,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_selftrain(subparsers)
     _add_export(subparsers)
     _add_serve(subparsers)
+    _add_transcribe(subparsers)
     _add_synth(subparsers)
     _add_glue(subparsers)
     return parser

@@ -67,13 +67,7 @@ def read_audio(path: str | Path) -> tuple[np.ndarray, int]:
         ValueError: unsupported extension, undecodable or empty file (one line).
     """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such audio file")
-    if path.suffix.lower() not in EXTENSIONS:
-        raise ValueError(f"{path}: unsupported audio file type {path.suffix or '(none)'!r}; "
-                         f"expected one of {' '.join(EXTENSIONS)}")
-    if path.stat().st_size == 0:
-        raise ValueError(f"{path}: empty file (0 bytes), expected audio")
+    read_audio_header(path)
     soundfile = _soundfile()
     try:
         samples, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
@@ -83,6 +77,50 @@ def read_audio(path: str | Path) -> tuple[np.ndarray, int]:
     if samples.shape[0] == 0:
         raise ValueError(f"{path}: no audio samples (empty file)")
     return to_mono(samples), int(rate)
+
+
+def iter_audio_chunks(path: str | Path, chunk_seconds: float, overlap_seconds: float,
+                      sample_rate: int = SAMPLE_RATE):
+    """Overlapping chunks of a file, decoded and resampled one at a time (bounded memory).
+
+    Yields:
+        (start second, (n,) float32 mono samples at `sample_rate`) for chunks of
+        chunk_seconds whose starts are chunk_seconds - overlap_seconds apart; the last chunk
+        reaches the end of the file.
+
+    Raises:
+        FileNotFoundError, ValueError: as `read_audio`.
+    """
+    path = Path(path)
+    read_audio_header(path)
+    soundfile = _soundfile()
+    try:
+        with soundfile.SoundFile(str(path)) as handle:
+            rate, total = handle.samplerate, handle.frames
+            size = int(round(chunk_seconds * rate))
+            step = size - int(round(overlap_seconds * rate))
+            start = 0
+            while True:
+                handle.seek(start)
+                block = handle.read(size, dtype="float32", always_2d=True)
+                yield start / rate, resample(to_mono(block), rate, sample_rate)
+                if start + size >= total or not len(block):
+                    return
+                start += step
+    except (soundfile.LibsndfileError, RuntimeError, TypeError, EOFError) as error:
+        reason = getattr(error, "error_string", "") or str(error) or type(error).__name__
+        raise ValueError(f"{path}: cannot decode audio ({' '.join(reason.split())})") from None
+
+
+def read_audio_header(path: Path) -> None:
+    """The checks of `read_audio` that need no decoding: exists, known type, not empty."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such audio file")
+    if path.suffix.lower() not in EXTENSIONS:
+        raise ValueError(f"{path}: unsupported audio file type {path.suffix or '(none)'!r}; "
+                         f"expected one of {' '.join(EXTENSIONS)}")
+    if path.stat().st_size == 0:
+        raise ValueError(f"{path}: empty file (0 bytes), expected audio")
 
 
 def load_audio(path: str | Path, sample_rate: int = SAMPLE_RATE) -> np.ndarray:

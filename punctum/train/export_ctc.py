@@ -1,0 +1,148 @@
+"""Export a CTC speech checkpoint as an acoustic model folder for `punctum transcribe`.
+
+    punctum export runs/e2e/best.pt models/e2e-synth --name e2e-synth
+
+punctum.json (kind "ctc_encoder") records the feature settings, the normalisation, the frame
+shift of the encoder output, long-audio chunking and a parity check: on random feature
+batches, the share of utterances whose greedy ONNX transcript equals torch's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from punctum.artifact import ARTIFACT_FILE, FORMAT_VERSION, MODEL_FILE, TOKENIZER_FILE
+from punctum.ctc_vocab import CtcVocabulary
+from punctum.decoding import greedy
+from punctum.text import get_inventory
+from punctum.train.export import load_model_from_checkpoint, quantize_int8
+
+INPUT_NAMES = ["feats", "lengths"]
+OUTPUT_NAMES = ["log_probs", "out_lengths"]
+
+
+@dataclasses.dataclass(frozen=True)
+class CtcExportOptions:
+    """Options for acoustic model folders.
+
+    Args:
+        int8: dynamic int8 weights.
+        name: model name in punctum.json.
+        chunk_seconds, overlap_seconds: long audio is cut into chunks of this length that
+            overlap by this much; words are kept from the chunk whose middle they are nearest.
+        min_agreement: required share of parity utterances with identical greedy output.
+        scores: measured scores to record.
+    """
+
+    int8: bool = True
+    name: str = ""
+    chunk_seconds: float = 20.0
+    overlap_seconds: float = 4.0
+    min_agreement: float = 0.9
+    scores: dict = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not 0 <= 2 * self.overlap_seconds < self.chunk_seconds:
+            raise ValueError("overlap_seconds must be smaller than half of chunk_seconds")
+
+
+class _Exported(torch.nn.Module):
+    """The encoder with only (log_probs, out_lengths) as outputs."""
+
+    def __init__(self, model: torch.nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, feats, lengths):
+        log_probs, _, out_lengths = self.model(feats, lengths)
+        return log_probs, out_lengths
+
+
+def export_ctc_onnx(model: torch.nn.Module, path: Path, n_mels: int) -> None:
+    feats = torch.randn(2, 120, n_mels)
+    lengths = torch.tensor([120, 80], dtype=torch.int64)
+    axes = {"feats": {0: "batch", 1: "time"}, "lengths": {0: "batch"},
+            "log_probs": {0: "batch", 1: "frames"}, "out_lengths": {0: "batch"}}
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(_Exported(model.eval()), (feats, lengths), str(path),
+                          input_names=INPUT_NAMES, output_names=OUTPUT_NAMES,
+                          dynamic_axes=axes, opset_version=17, dynamo=False)
+
+
+def greedy_agreement(model: torch.nn.Module, onnx_path: Path, n_mels: int,
+                     n_utterances: int = 16, seed: int = 0) -> float:
+    """Share of random-feature utterances whose greedy token sequences agree."""
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(60, 400, size=n_utterances)
+    feats = rng.standard_normal((n_utterances, int(lengths.max()), n_mels)).astype(np.float32)
+    with torch.no_grad():
+        ref, _, ref_lengths = model(torch.from_numpy(feats), torch.from_numpy(lengths))
+    got, got_lengths = session.run(None, {"feats": feats, "lengths": lengths.astype(np.int64)})
+    same = 0
+    for row in range(n_utterances):
+        a = greedy(ref[row, :int(ref_lengths[row])].numpy()).ids
+        b = greedy(got[row, :int(got_lengths[row])]).ids
+        same += a == b
+    return same / n_utterances
+
+
+def export_ctc_artifact(checkpoint: str | Path, out_dir: str | Path,
+                        options: CtcExportOptions) -> dict:
+    """Write the acoustic model folder; returns its punctum.json contents."""
+    model, saved = load_model_from_checkpoint(checkpoint)
+    vocab = CtcVocabulary.load(Path(checkpoint).parent / TOKENIZER_FILE)
+    data = saved["recipe"]["data"]
+    n_mels = model.config.n_mels
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        fp32 = Path(tmp) / "fp32.onnx"
+        export_ctc_onnx(model, fp32, n_mels)
+        final = Path(tmp) / MODEL_FILE
+        if options.int8:
+            quantize_int8(fp32, final)
+        else:
+            shutil.copy(fp32, final)
+        agreement = greedy_agreement(model, final, n_mels)
+        if agreement < options.min_agreement:
+            raise ValueError(f"ONNX/torch greedy agreement {agreement:.3f} is below "
+                             f"{options.min_agreement}")
+        shutil.copy(final, out / MODEL_FILE)
+    vocab.save(out / TOKENIZER_FILE)
+    features = data["features"]
+    meta = {
+        "format_version": FORMAT_VERSION,
+        "name": options.name or saved["recipe"].get("name", ""),
+        "kind": "ctc_encoder",
+        "inventory": get_inventory(data.get("language", "en")).to_dict(),
+        "tokenizer": {"file": TOKENIZER_FILE, "marks": list(vocab.marks)},
+        "model": {"file": MODEL_FILE, "precision": "int8" if options.int8 else "fp32",
+                  "inputs": INPUT_NAMES, "outputs": OUTPUT_NAMES},
+        "model_config": saved["model_config"],
+        "features": features,
+        "normalization": data.get("normalization", "utterance"),
+        "frame_shift": 4 * features["hop_length"] / features["sample_rate"],
+        "windows": {"chunk_seconds": options.chunk_seconds,
+                    "overlap_seconds": options.overlap_seconds},
+        "training": {"recipe": saved["recipe"], "steps": saved["state"]["step"],
+                     "seconds": saved["state"]["seconds"],
+                     "best_dev_score": saved["state"]["best_f1"]},
+        "parity": {"greedy_agreement": agreement},
+        "scores": options.scores,
+        "exported": datetime.date.today().isoformat(),
+    }
+    (out / ARTIFACT_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False))
+    return meta

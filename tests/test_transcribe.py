@@ -1,0 +1,160 @@
+"""Acoustic model export and `punctum transcribe`: ONNX parity, chunk stitching, bad audio."""
+
+import json
+import random
+import tomllib
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+soundfile = pytest.importorskip("soundfile")
+from test_speech_train import RATE, RECIPE, tone_utterance, write_manifest  # noqa: E402
+
+from punctum.artifact import read_artifact  # noqa: E402
+from punctum.cli import main  # noqa: E402
+from punctum.ctc_vocab import CtcVocabulary  # noqa: E402
+from punctum.decoding import greedy  # noqa: E402
+from punctum.transcribe import Transcriber, _RawWord, dumps  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def acoustic(tmp_path_factory):
+    """A tiny tone CTC model trained for a few seconds and exported (fp32)."""
+    from punctum.train.export_ctc import CtcExportOptions, export_ctc_artifact
+    from punctum.train.recipe import parse_recipe
+    from punctum.train.trainer import train
+
+    root = tmp_path_factory.mktemp("tones")
+    write_manifest(root / "train", 40, seed=0)
+    write_manifest(root / "dev", 6, seed=1)
+    raw = tomllib.loads(RECIPE)
+    raw["train"].update(steps=60, eval_every=30, checkpoint_every=30)
+    run = root / "run"
+    train(parse_recipe(raw, root, name="tones"), run, progress=False)
+    folder = root / "model"
+    export_ctc_artifact(run / "best.pt", folder,
+                        CtcExportOptions(int8=False, name="tones", chunk_seconds=6.0,
+                                         overlap_seconds=2.0, min_agreement=0.8))
+    return folder, run, root
+
+
+def test_export_records_features_and_parity(acoustic):
+    folder, _, _ = acoustic
+    meta = read_artifact(folder).meta
+    assert meta["kind"] == "ctc_encoder" and meta["features"]["n_mels"] == 40
+    assert meta["frame_shift"] == pytest.approx(0.04)
+    assert meta["parity"]["greedy_agreement"] >= 0.8
+    assert meta["tokenizer"]["marks"] == [",", ".", "?", "!"]
+
+
+def test_onnx_transcript_equals_torch_greedy(acoustic):
+    from punctum.audio.features import FeatureConfig, log_mel, normalize
+    from punctum.audio.io import load_audio
+    from punctum.train.export import load_model_from_checkpoint
+
+    folder, run, root = acoustic
+    model, _ = load_model_from_checkpoint(run / "best.pt")
+    vocab = CtcVocabulary.load(run / "tokenizer.json")
+    transcriber = Transcriber(read_artifact(folder))
+    for name in ("u000.flac", "u001.flac", "u002.flac"):
+        audio = root / "dev" / name
+        feats = normalize(log_mel(load_audio(audio), FeatureConfig(n_mels=40)))
+        with torch.no_grad():
+            log_probs, _, lengths = model(torch.from_numpy(feats[None]),
+                                          torch.tensor([len(feats)]))
+        expected = vocab.decode(greedy(log_probs[0, :int(lengths[0])].numpy()).ids)
+        result = transcriber.transcribe(audio)
+        assert [w.lower() for w in result.text.split()] == expected.split()
+        assert all(a.start <= b.start for a, b in zip(result.words, result.words[1:]))
+
+
+def long_file(path, seconds):
+    rng = random.Random(7)
+    pieces = []
+    while sum(len(p) for p in pieces) < seconds * RATE:
+        pieces.append(tone_utterance(rng)[1])
+    soundfile.write(path, np.concatenate(pieces)[:int(seconds * RATE)], RATE)
+    return path
+
+
+def test_chunks_keep_every_word_once(acoustic, tmp_path, monkeypatch):
+    """A fake model emits one word per whole second of absolute time: the stitched result
+    must hold each second's word exactly once, in order, whatever the chunking."""
+    folder, _, _ = acoustic
+    audio = long_file(tmp_path / "long.flac", 23.5)
+
+    def one_word_per_second(self, samples, offset):
+        end = offset + len(samples) / RATE
+        seconds = range(int(np.ceil(offset)), int(np.ceil(end)))
+        return [_RawWord(f"w{s}", "", float(s), s + 0.3) for s in seconds if s + 0.3 <= end]
+
+    monkeypatch.setattr(Transcriber, "chunk_words", one_word_per_second)
+    transcriber = Transcriber(read_artifact(folder))
+    words = [w.word for w in transcriber.raw_words(audio)]
+    assert words == [f"w{s}" for s in range(24)]  # w23 ends at 23.3 s < 23.5 s
+    transcriber.chunk, transcriber.overlap = 1000.0, 0.0  # one chunk: the same words
+    assert [w.word for w in transcriber.raw_words(audio)] == words
+
+
+def test_chunked_equals_unchunked_on_short_audio(acoustic):
+    folder, _, root = acoustic
+    chunked = Transcriber(read_artifact(folder))
+    whole = Transcriber(read_artifact(folder))
+    whole.chunk, whole.overlap = 1000.0, 0.0
+    audio = root / "dev" / "u003.flac"
+    assert chunked.transcribe(audio) == whole.transcribe(audio)
+
+
+def test_silence_short_and_bad_audio(acoustic, tmp_path):
+    folder, _, _ = acoustic
+    transcriber = Transcriber(read_artifact(folder))
+    soundfile.write(tmp_path / "silence.wav", np.zeros(RATE * 2, dtype=np.float32), RATE)
+    soundfile.write(tmp_path / "blip.wav", np.zeros(40, dtype=np.float32), RATE)
+    assert transcriber.transcribe(tmp_path / "blip.wav").text == ""
+    assert isinstance(transcriber.transcribe(tmp_path / "silence.wav").text, str)
+    (tmp_path / "bad.flac").write_bytes(b"fLaC not really")
+    with pytest.raises(ValueError, match="bad.flac: cannot decode audio"):
+        transcriber.transcribe(tmp_path / "bad.flac")
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(ValueError, match="unsupported audio file type"):
+        transcriber.transcribe(tmp_path / "notes.txt")
+
+
+def test_cli_transcribe_formats_and_errors(acoustic, tmp_path, capsys):
+    folder, _, root = acoustic
+    audio = str(root / "dev" / "u004.flac")
+    assert main(["transcribe", audio, "-m", str(folder), "--to", "json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert set(record) == {"path", "text", "words"}
+    assert main(["transcribe", audio, "-m", str(folder), "--to", "srt"]) == 0
+    srt = capsys.readouterr().out
+    assert srt == "" or "-->" in srt
+    missing = str(tmp_path / "missing.wav")
+    assert main(["transcribe", audio, missing, "-m", str(folder), "-o",
+                 str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert "missing.wav: no such audio file" in err and "Traceback" not in err
+    assert (tmp_path / "out" / "u004.txt").exists()
+    assert main(["transcribe", audio, "-m", str(tmp_path / "nope")]) == 2
+
+
+def test_cli_export_dispatches_on_checkpoint_kind(acoustic, tmp_path, capsys):
+    _, run, _ = acoustic
+    assert main(["export", str(run / "best.pt"), str(tmp_path / "m"), "--no-int8",
+                 "--name", "t"]) == 0
+    assert "acoustic model" in capsys.readouterr().out
+    assert read_artifact(tmp_path / "m").meta["name"] == "t"
+
+
+def test_dumps_text_json_and_subtitles():
+    from punctum.transcribe import TimedWord, Transcription
+
+    result = Transcription("a.wav", "Hello there. How are you?", (
+        TimedWord("Hello", 0.0, 0.4), TimedWord("there.", 0.5, 0.9),
+        TimedWord("How", 1.5, 1.7), TimedWord("are", 1.7, 1.9), TimedWord("you?", 1.9, 2.3)))
+    assert dumps(result, "text") == "Hello there. How are you?\n"
+    assert json.loads(dumps(result, "json"))["words"][1] == {"word": "there.", "start": 0.5,
+                                                             "end": 0.9}
+    srt = dumps(result, "srt")
+    assert "00:00:00,000 --> 00:00:02,300" in srt and "Hello there. How are you?" in srt
