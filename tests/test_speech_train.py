@@ -137,3 +137,28 @@ def test_speech_scores_align_words_and_select():
     assert wrong["dev_f1"] == 0.0 and wrong["dev_wer"] == pytest.approx(1 / 5)
     asr = speech_scores(refs, ["one two three", "four six"], "en", with_marks=False)
     assert asr["score"] == pytest.approx(1 - 1 / 5)
+
+
+def test_punctuation_adaptation_of_an_unpunctuated_model(speech_root, tmp_path):
+    """ASR without marks, then adapted with marks: same vocabulary size, ids kept, the marks
+    take the least-used pieces' ids, and the adapted run starts from the ASR weights."""
+    from punctum.ctc_vocab import CtcVocabulary
+
+    raw = tomllib.loads(RECIPE)
+    raw["tokenizer"]["marks"] = False
+    raw["model"]["inter_targets"] = "none"
+    raw["train"].update(steps=8, eval_every=8, checkpoint_every=8)
+    asr = train(parse_recipe(raw, speech_root), tmp_path / "asr", progress=False)
+    assert asr.step == 8
+    plain = CtcVocabulary.load(tmp_path / "asr" / "tokenizer.json")
+    assert plain.marks == ()
+
+    raw = tomllib.loads(RECIPE)
+    raw["train"].update(steps=8, eval_every=8, checkpoint_every=8,
+                        init_from=str(tmp_path / "asr" / "best.pt"))
+    train(parse_recipe(raw, speech_root), tmp_path / "adapted", progress=False)
+    adapted = CtcVocabulary.load(tmp_path / "adapted" / "tokenizer.json")
+    assert adapted.size == plain.size and adapted.marks == (",", ".", "?", "!")
+    kept = [t for t in plain.tokenizer.get_vocab() if adapted.tokenizer.token_to_id(t) is not None]
+    assert len(kept) == plain.size - 4
+    assert all(plain.tokenizer.token_to_id(t) == adapted.tokenizer.token_to_id(t) for t in kept)

@@ -71,6 +71,8 @@ class TrainConfig:
         device: "auto", "cpu" or "cuda".
         dtype: "fp32" or "bf16" (autocast; norms, softmax and loss stay fp32).
         threads: torch CPU threads (0 = torch's default).
+        init_from: a checkpoint whose model weights start this run (fine-tuning; punctuation
+            adaptation of a speech model). Its run folder's tokenizer is reused.
     """
 
     steps: int = 1000
@@ -93,6 +95,7 @@ class TrainConfig:
     device: str = "auto"
     dtype: str = "fp32"
     threads: int = 0
+    init_from: str | None = None
 
     def __post_init__(self) -> None:
         checks = {

@@ -8,6 +8,7 @@ Model selection: dev punctuation F1 when the vocabulary has marks (end-to-end mo
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import torch
@@ -26,6 +27,7 @@ from punctum.train.speech import (
 )
 
 VOCAB_NAME = "tokenizer.json"
+log = logging.getLogger(__name__)
 
 
 def prepare_vocabulary(recipe, out: Path, dist) -> CtcVocabulary:
@@ -36,11 +38,27 @@ def prepare_vocabulary(recipe, out: Path, dist) -> CtcVocabulary:
     path = out / VOCAB_NAME
     if dist.main and not path.exists():
         texts = [r.text for p in recipe.data.train for r in read_records(p)]
-        vocab = CtcVocabulary.train(texts, recipe.tokenizer.vocab_size, recipe.data.language,
-                                    with_marks=recipe.tokenizer.marks)
+        if recipe.train.init_from:
+            vocab = adapted_vocabulary(Path(recipe.train.init_from).parent / VOCAB_NAME,
+                                       texts, recipe.tokenizer.marks)
+        else:
+            vocab = CtcVocabulary.train(texts, recipe.tokenizer.vocab_size,
+                                        recipe.data.language, with_marks=recipe.tokenizer.marks)
         vocab.save(path)
     _barrier(dist)
     return CtcVocabulary.load(path)
+
+
+def adapted_vocabulary(path: Path, texts: list[str], marks: bool) -> CtcVocabulary:
+    """The vocabulary of the run being adapted; when this run wants marks and it has none,
+    its least-used pieces are replaced by the marks (same size, same other ids)."""
+    from punctum.ctc_vocab import add_marks
+
+    vocab = CtcVocabulary.load(path)
+    if marks and not vocab.marks:
+        vocab, replaced = add_marks(vocab, texts)
+        log.info("marks replace pieces %s", replaced)
+    return vocab
 
 
 class SpeechTask:

@@ -370,6 +370,10 @@ def _setup(recipe: Recipe, out: Path) -> _Run:
         torch.set_num_threads(recipe.train.threads)
     checkpoint.seed_everything(recipe.train.seed + dist.rank)
     task = make_task(recipe, out, dist, device)
+    if recipe.train.init_from:
+        saved = checkpoint.load_checkpoint(recipe.train.init_from)
+        task.model.load_state_dict(saved["model"])
+        log.info("model weights from %s", recipe.train.init_from)
     wrapped = task.model
     if dist.world > 1:
         wrapped = torch.nn.parallel.DistributedDataParallel(task.model)
