@@ -6,10 +6,11 @@
     result.text, result.words[0].start
 
 An end-to-end model (its vocabulary has the marks) writes the marks itself; casing comes from
-the lexical model's casing head (`casing` = a Punctuator), else from sentence starts only. A
-model without marks runs as a cascade: its words go through the lexical Punctuator for marks
-and casing. Long audio is read and decoded in overlapping chunks (bounded memory); each word
-is kept from the chunk whose kept region holds its start, so no word is lost or doubled.
+the lexical model's casing head (`punctuator`), else from sentence starts only. A model
+without marks runs as a cascade: its words go through the lexical Punctuator for marks and
+casing. Long audio is read and decoded in overlapping chunks (bounded memory): the earlier
+chunk keeps its words that start before the middle of the overlap, the later one continues
+with the words whose middle lies after the last kept word's end.
 """
 
 from __future__ import annotations
@@ -153,12 +154,19 @@ class Transcriber:
 
         kept: list[_RawWord] = []
         chunks = iter_audio_chunks(path, self.chunk, self.overlap, self.features.sample_rate)
-        previous_end = None
-        for offset, samples in chunks:
-            low = 0.0 if previous_end is None else offset + self.overlap / 2
+        for index, (offset, samples) in enumerate(chunks):
             words = self.chunk_words(samples, offset)
-            kept = [w for w in kept if w.start < low] + [w for w in words if w.start >= low]
-            previous_end = offset + len(samples) / self.features.sample_rate
+            if index == 0:
+                kept = words
+                continue
+            cut = offset + self.overlap / 2  # the middle of the overlap with the last chunk
+            while kept and kept[-1].start >= cut:  # the earlier chunk keeps words before it
+                kept.pop()
+            boundary = kept[-1].end if kept else offset
+            # The later chunk continues after the last kept word: a word is taken from it when
+            # its middle lies past that word's end, so the two chunks' slightly different
+            # timings of the same word can neither double nor drop it.
+            kept.extend(w for w in words if (w.start + w.end) / 2 > boundary)
         return kept
 
     # ------------------------------------------------------------------------- text
@@ -169,7 +177,7 @@ class Transcriber:
         if not raw:
             return Transcription(str(path), "", ())
         labelled = self._labelled(raw)
-        text = render(labelled, self._inventory(), lexicon=self._lexicon())
+        text = render(labelled, self._inventory(), lexicon=self._lexicon(), sentence_case=True)
         written = text.split(" ")
         if len(written) != len(raw):  # char-unit languages: keep the lowercase forms
             written = [w.word + w.mark for w in raw]

@@ -38,7 +38,7 @@ class CtcExportOptions:
         int8: dynamic int8 weights.
         name: model name in punctum.json.
         chunk_seconds, overlap_seconds: long audio is cut into chunks of this length that
-            overlap by this much; words are kept from the chunk whose middle they are nearest.
+            overlap by this much (see `punctum.transcribe.Transcriber.raw_words`).
         min_agreement: required share of parity utterances with identical greedy output.
         scores: measured scores to record.
     """
