@@ -6,8 +6,10 @@ Shared by training recipes (punctum.train.recipe) and the server config (punctum
 from __future__ import annotations
 
 import dataclasses
+import tomllib
 import types
 import typing
+from pathlib import Path
 
 
 def build_dataclass(cls, values: dict, where: str):
@@ -39,3 +41,21 @@ def _type_ok(value, hint) -> bool:
     if hint in (str, bool, dict):
         return isinstance(value, hint)
     return True  # nested tables are checked where they are built
+
+
+def existing(path: str | Path, key: str) -> str:
+    """The path as a string; FileNotFoundError naming the recipe key when it does not exist."""
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{key}: {path}: no such file")
+    return str(path)
+
+
+def read_toml(path: str | Path) -> dict:
+    """A TOML file as a dict; one-line errors for a missing or malformed file."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path}: not valid TOML: {error}") from None

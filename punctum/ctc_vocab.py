@@ -28,7 +28,7 @@ BLANK, UNK = "<blank>", "<unk>"
 
 def lower_words(text: str, language: str = "en") -> list[str]:
     """Normalised lowercase words of a text, marks and case removed."""
-    return [w.lower() for w in normalize(text, language)]
+    return normalize(text, language)
 
 
 def marked_items(text: str, language: str = "en") -> list[tuple[bool, str]]:
@@ -43,7 +43,7 @@ def marked_items(text: str, language: str = "en") -> list[tuple[bool, str]]:
     for word, pre, post in zip(labelled.words, labelled.pre, labelled.post):
         if pre != NULL:
             items.append((True, written[pre]))
-        items.append((False, word.lower()))
+        items.append((False, word))
         if post != NULL:
             items.append((True, written[post]))
     return items

@@ -10,11 +10,10 @@
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from punctum.config import build_dataclass
+from punctum.config import build_dataclass, read_toml
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -77,10 +76,7 @@ def load_config(path: str | Path | None = None, **overrides) -> ServeConfig:
     """ServeConfig from a TOML file's [serve] table (optional), then non-None overrides."""
     values: dict = {}
     if path is not None:
-        try:
-            raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as error:
-            raise ValueError(f"{path}: not valid TOML: {error}") from None
+        raw = read_toml(path)
         unknown = set(raw) - {"serve"}
         if unknown:
             raise ValueError(f"{path}: unknown table(s) {', '.join(sorted(unknown))} "

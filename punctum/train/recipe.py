@@ -9,12 +9,12 @@ Relative data paths are resolved against the data root (``--data-root``).
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from punctum.config import build_dataclass as _build
+from punctum.config import existing, read_toml
 from punctum.train.data import DataConfig, SourceConfig
 from punctum.train.noise import NoiseConfig
 
@@ -142,7 +142,7 @@ def parse_recipe(raw: dict, data_root: str | Path | None = None, name: str = "")
         raise ValueError("data.sources must be an array of tables ([[data.sources]])")
     data["sources"] = tuple(_source(s, root, i) for i, s in enumerate(sources))
     if data.get("dev"):
-        data["dev"] = _existing(root / data["dev"], "data.dev")
+        data["dev"] = existing(root / data["dev"], "data.dev")
     data["noise"] = _build(NoiseConfig, data.get("noise", {}), "data.noise")
     return Recipe(
         model=dict(raw["model"]),
@@ -167,23 +167,10 @@ def _speech_recipe(raw: dict, data_root: str | Path | None, name: str) -> Recipe
 
 def _source(values: dict, root: Path, index: int) -> SourceConfig:
     source = _build(SourceConfig, values, f"data.sources[{index}]")
-    path = _existing(root / source.path, f"data.sources[{index}].path")
+    path = existing(root / source.path, f"data.sources[{index}].path")
     return dataclasses.replace(source, path=path)
-
-
-def _existing(path: Path, key: str) -> str:
-    if not path.exists():
-        raise FileNotFoundError(f"{key}: {path}: no such file")
-    return str(path)
 
 
 def load_recipe(path: str | Path, data_root: str | Path | None = None) -> Recipe:
     """Read and validate a TOML recipe file."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such recipe file")
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path}: not valid TOML ({error})") from None
-    return parse_recipe(raw, data_root, name=path.stem)
+    return parse_recipe(read_toml(path), data_root, name=Path(path).stem)

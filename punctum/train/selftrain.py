@@ -31,12 +31,11 @@ import json
 import logging
 import os
 import shutil
-import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from punctum.config import build_dataclass
+from punctum.config import build_dataclass, existing, read_toml
 from punctum.corpora import iter_lines, iter_tsv
 from punctum.evaluation import detect_format, load_scored
 from punctum.text import normalize, render, sentence_spans
@@ -105,7 +104,7 @@ class SelfTrainConfig:
 def load_selftrain_recipe(path: str | Path, data_root: str | Path | None = None
                           ) -> tuple[Recipe, SelfTrainConfig]:
     """The training recipe and the [selftrain] table; relative paths join data_root."""
-    raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    raw = read_toml(path)
     if "selftrain" not in raw:
         raise ValueError(f"{path}: no [selftrain] table (see punctum/train/selftrain.py)")
     table = raw.pop("selftrain")
@@ -114,17 +113,12 @@ def load_selftrain_recipe(path: str | Path, data_root: str | Path | None = None
     config = build_dataclass(SelfTrainConfig, table, "selftrain")
     config = dataclasses.replace(
         config,
-        pool=tuple(_existing(root / p, "selftrain.pool") for p in config.pool),
-        eval_files=tuple(_existing(root / p, "selftrain.eval_files") for p in config.eval_files))
+        pool=tuple(existing(root / p, "selftrain.pool") for p in config.pool),
+        eval_files=tuple(existing(root / p, "selftrain.eval_files") for p in config.eval_files))
     if recipe.data.dev is None:
         raise ValueError("self-training selects rounds on dev F1: set data.dev in the recipe")
     return recipe, config
 
-
-def _existing(path: Path, key: str) -> str:
-    if not path.exists():
-        raise FileNotFoundError(f"{key}: {path}: no such file")
-    return str(path)
 
 
 # ----------------------------------------------------------------------------- the pool
@@ -136,7 +130,7 @@ def iter_pool_documents(paths: Iterable[str], max_documents: int = 0) -> Iterato
         lines = (u.text for u in iter_tsv(path)) if detect_format(path) == "tsv" \
             else iter_lines(path)
         for line in lines:
-            words = [w.lower() for w in normalize(line)]
+            words = normalize(line)
             if not words:
                 continue
             yield " ".join(words)
@@ -154,7 +148,7 @@ def eval_ngrams(files: Iterable[str], n: int = 8) -> set[tuple[str, ...]]:
     """The distinct lowercase word n-grams of evaluation files (any scorer format)."""
     grams: set[tuple[str, ...]] = set()
     for path in files:
-        words = [w.lower() for w in load_scored(path).labelled.words]
+        words = list(load_scored(path).labelled.words)
         grams.update(_ngrams(words, n))
     return grams
 
@@ -226,7 +220,7 @@ def pseudo_label_texts(punctuator, documents: list[str], min_confidence: float =
             if run:
                 piece = result.labelled.slice(run[0].start, run[-1].stop)
                 lines.append(render(piece, punctuator.inventory,
-                                    lexicon=punctuator.artifact.lexicon))
+                                    lexicon=punctuator.artifact.lexicon, sentence_case=True))
             run = []
     return lines
 

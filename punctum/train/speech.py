@@ -248,7 +248,7 @@ def iter_dev_batches(corpus: SpeechCorpus, data: SpeechDataConfig, limit: int = 
 
 def speech_data_config(values: dict, root: Path) -> SpeechDataConfig:
     """SpeechDataConfig from a recipe's [data] table; relative paths join `root`."""
-    from punctum.config import build_dataclass
+    from punctum.config import build_dataclass, existing
 
     values = dict(values)
     features = build_dataclass(FeatureConfig, values.pop("features", {}), "data.features")
@@ -258,14 +258,8 @@ def speech_data_config(values: dict, root: Path) -> SpeechDataConfig:
     train = values.pop("train", [])
     if not isinstance(train, list):
         raise ValueError("data.train must be an array of manifest paths")
-    values["train"] = tuple(_existing(root / p, "data.train") for p in train)
+    values["train"] = tuple(existing(root / p, "data.train") for p in train)
     if values.get("dev"):
-        values["dev"] = _existing(root / values["dev"], "data.dev")
+        values["dev"] = existing(root / values["dev"], "data.dev")
     config = build_dataclass(SpeechDataConfig, values, "data")
     return dataclasses.replace(config, features=features, spec_augment=augment)
-
-
-def _existing(path: Path, key: str) -> str:
-    if not path.exists():
-        raise FileNotFoundError(f"{key}: {path}: no such file")
-    return str(path)

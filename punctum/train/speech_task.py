@@ -127,8 +127,8 @@ class SpeechTask:
 
 def speech_scores(refs: list[str], hyps: list[str], language: str, with_marks: bool) -> dict:
     """Punctuation F1 (words aligned) and WER (marks and case removed) of transcripts."""
-    ref_words = [w.lower() for t in refs for w in normalize(t, language)]
-    hyp_words = [w.lower() for t in hyps for w in normalize(t, language)]
+    ref_words = [w for t in refs for w in normalize(t, language)]
+    hyp_words = [w for t in hyps for w in normalize(t, language)]
     wer = metrics.word_error_rate(ref_words, hyp_words) if ref_words else 0.0
     f1 = 0.0
     if hyp_words and ref_words:
