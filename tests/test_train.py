@@ -289,3 +289,19 @@ def test_sigterm_saves_a_checkpoint_and_exits_cleanly(tiny_corpus, tmp_path):
     assert process.returncode == 130, output
     assert "interrupted" in output
     assert load_checkpoint(out / "last.pt")["state"]["step"] >= 10
+
+
+def test_init_from_reuses_tokenizer_and_weights(tiny_corpus, tiny_run, tmp_path):
+    import tomllib
+
+    from conftest import TINY_RECIPE
+
+    raw = tomllib.loads(TINY_RECIPE)
+    raw["train"].update(steps=2, eval_every=2, checkpoint_every=2,
+                        init_from=str(tiny_run / "best.pt"))
+    train(parse_recipe(raw, tiny_corpus), tmp_path / "tuned", progress=False)
+    assert (tmp_path / "tuned" / "tokenizer.json").read_text() == \
+        (tiny_run / "tokenizer.json").read_text()
+    raw["model"]["bilstm_hidden"] = 16
+    with pytest.raises(ValueError, match="does not fit this recipe's model"):
+        train(parse_recipe(raw, tiny_corpus), tmp_path / "other", progress=False)

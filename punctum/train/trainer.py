@@ -15,6 +15,7 @@ import dataclasses
 import json
 import logging
 import os
+import shutil
 import signal
 import time
 from dataclasses import dataclass, field
@@ -96,6 +97,12 @@ def prepare_tokenizer(recipe: Recipe, out: Path, dist: Distributed) -> SubwordTo
     """Train the BPE (or load the pretrained tokenizer) once and keep it in the run folder."""
     config = recipe.tokenizer
     path = out / TOKENIZER_NAME
+    if recipe.train.init_from and dist.main and not path.exists():
+        source = Path(recipe.train.init_from).parent / TOKENIZER_NAME
+        if not source.exists():
+            raise FileNotFoundError(f"train.init_from: {source}: no tokenizer beside the "
+                                    f"checkpoint")
+        shutil.copy(source, path)  # the weights belong to that run's subwords
     if config.kind == "pretrained":
         source = config.path or recipe.model.get("pretrained")
         if not source:
@@ -363,6 +370,18 @@ def make_task(recipe: Recipe, out: Path, dist: Distributed, device: str):
     return TaggingTask(recipe, out, dist, device)
 
 
+def _load_initial_weights(model: torch.nn.Module, path: str) -> None:
+    """Start from a checkpoint's weights; a different architecture is a one-line error."""
+    saved = checkpoint.load_checkpoint(path)
+    try:
+        model.load_state_dict(saved["model"])
+    except RuntimeError as error:
+        first = str(error).strip().splitlines()[0]
+        raise ValueError(f"train.init_from: {path} does not fit this recipe's model "
+                         f"({first})") from None
+    log.info("model weights from %s", path)
+
+
 def _setup(recipe: Recipe, out: Path) -> _Run:
     device = resolve_device(recipe.train.device)
     dist = init_distributed(device)
@@ -371,9 +390,7 @@ def _setup(recipe: Recipe, out: Path) -> _Run:
     checkpoint.seed_everything(recipe.train.seed + dist.rank)
     task = make_task(recipe, out, dist, device)
     if recipe.train.init_from:
-        saved = checkpoint.load_checkpoint(recipe.train.init_from)
-        task.model.load_state_dict(saved["model"])
-        log.info("model weights from %s", recipe.train.init_from)
+        _load_initial_weights(task.model, recipe.train.init_from)
     wrapped = task.model
     if dist.world > 1:
         wrapped = torch.nn.parallel.DistributedDataParallel(task.model)
