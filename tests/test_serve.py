@@ -251,3 +251,50 @@ def test_cli_serve_bad_config_is_one_line(tmp_path, capsys):
     assert err.count("\n") == 0 and "serve.port" in err
     assert main(["serve", "--model", "no-such-model", "--port", "0"]) == 2
     assert "no model 'no-such-model'" in capsys.readouterr().err
+
+
+def test_stop_fails_waiting_and_running_requests_with_shutting_down():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from punctum.serve.batcher import ShuttingDown
+
+    stub = BlockingPunctuator()
+
+    async def scenario():
+        batcher = DynamicBatcher(stub, ThreadPoolExecutor(1), wait_s=0.0)
+        batcher.start()
+        running = asyncio.ensure_future(batcher.submit(["a"], None))
+        while not stub.started.is_set():
+            await asyncio.sleep(0.01)
+        waiting = asyncio.ensure_future(batcher.submit(["b"], None))
+        await asyncio.sleep(0.01)
+        await batcher.stop()
+        stub.release.set()
+        return await asyncio.wait_for(
+            asyncio.gather(running, waiting, return_exceptions=True), 5)
+
+    results = asyncio.run(scenario())
+    assert all(isinstance(r, ShuttingDown) for r in results)
+
+
+class FailingPunctuator(RecordingPunctuator):
+    def restore_batch(self, texts, options=None):
+        raise RuntimeError("model exploded")
+
+
+def test_unexpected_model_error_is_json_500():
+    app = create_app(ServeConfig(batch_wait_ms=0), {"stub": FailingPunctuator()})
+    with TestClient(app, raise_server_exceptions=False) as client:
+        response = client.post("/v1/restore", json={"text": "boom"})
+    assert response.status_code == 500
+    assert response.json()["error"]["message"] == "RuntimeError: model exploded"
+
+
+def test_documents_have_a_queue_limit(bundled):
+    config = ServeConfig(max_queue=1)
+    with TestClient(create_app(config, {"en-tiny": bundled})) as client:
+        client.app.state.punctum.documents_waiting = 1  # one document already waiting
+        response = client.post("/v1/restore", json={"text": SRT, "format": "srt"})
+        assert response.status_code == 429
+        client.app.state.punctum.documents_waiting = 0
+        assert client.post("/v1/restore", json={"text": SRT, "format": "srt"}).status_code == 200

@@ -8,14 +8,16 @@
     GET  /openapi.json   the schema (FastAPI)
 
 Every error is JSON: {"error": {"status", "type", "message"}}, with 413 (too large), 422
-(malformed or unknown option), 429 (queue full), 501 (no acoustic model) and 503 (timeout,
-shutting down).
+(malformed or unknown option), 429 (queue full), 500 (unexpected), 501 (no acoustic model)
+and 503 (timeout, shutting down).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from typing import Annotated, Literal
@@ -27,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from punctum.runtime import Punctuator, RestoreOptions
-from punctum.serve.batcher import DynamicBatcher, QueueFull
+from punctum.serve.batcher import DynamicBatcher, QueueFull, ShuttingDown
 from punctum.serve.config import ServeConfig
 from punctum.serve.limits import BodyLimit, error_body
 from punctum.version import __version__
@@ -104,6 +106,7 @@ class ServerState:
                                  config.batch_wait_ms / 1000, config.max_queue)
             for name, p in punctuators.items()}
         self.default = next(iter(punctuators))
+        self.documents_waiting = 0  # subtitle/JSON documents queued or running
 
     def model(self, name: str | None) -> str:
         name = name or self.default
@@ -129,6 +132,29 @@ class ServerState:
                            f"{self.config.request_timeout_s:g} s; try again later") from None
         except QueueFull as error:
             raise ApiError(429, "queue_full", f"server busy: {error}; retry shortly") from None
+        except ShuttingDown as error:
+            raise ApiError(503, "shutting_down", str(error)) from None
+
+    async def run_document(self, name: str, job):
+        """Run a document job on the model's thread, within the queue limit and the timeout;
+        a job whose caller gave up before its turn is skipped."""
+        if self.documents_waiting >= self.config.max_queue:
+            raise ApiError(429, "queue_full", f"server busy: {self.documents_waiting} "
+                           f"documents are already waiting; retry shortly")
+        abandoned = threading.Event()
+
+        def run():
+            if abandoned.is_set():
+                return None
+            return job()
+
+        self.documents_waiting += 1
+        try:
+            future = asyncio.get_running_loop().run_in_executor(self.executors[name], run)
+            return await self.within_timeout(future)
+        finally:
+            abandoned.set()
+            self.documents_waiting -= 1
 
 
 def load_punctuators(config: ServeConfig) -> dict[str, Punctuator]:
@@ -180,6 +206,12 @@ def _add_error_handlers(app: FastAPI) -> None:
         message = f"{where}: {first.get('msg', 'invalid request')}" if where else \
             first.get("msg", "invalid request")
         return JSONResponse(error_body(422, "invalid_request", message), status_code=422)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, error: Exception):
+        logging.getLogger("punctum.serve").exception("unexpected error")
+        return JSONResponse(error_body(500, "internal", f"{type(error).__name__}: {error}"),
+                            status_code=500)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException):
@@ -249,7 +281,7 @@ async def _restore_document(state: ServerState, name: str, body: RestoreRequest,
         return formats.dumps(restored)
 
     try:
-        return await asyncio.get_running_loop().run_in_executor(state.executors[name], run)
+        return await state.run_document(name, run)
     except ValueError as error:  # malformed document: its one-line message
         raise ApiError(422, "invalid_document", str(error)) from None
 

@@ -20,6 +20,10 @@ class QueueFull(Exception):
     """The batcher's queue is at its limit."""
 
 
+class ShuttingDown(Exception):
+    """The server stopped before the request was answered."""
+
+
 @dataclass
 class _Request:
     texts: list[str]
@@ -46,6 +50,7 @@ class DynamicBatcher:
         self.wait_s = wait_s
         self.queue: asyncio.Queue[_Request] = asyncio.Queue(maxsize=max_queue)
         self._task: asyncio.Task | None = None
+        self._running: list[_Request] = []  # the requests of the model call under way
         self.batches = 0  # model calls made (for /healthz and tests)
 
     def start(self) -> None:
@@ -54,15 +59,17 @@ class DynamicBatcher:
             self._task = asyncio.get_running_loop().create_task(self._loop())
 
     async def stop(self) -> None:
-        """Stop the loop; requests still waiting are failed with RuntimeError."""
+        """Stop the loop; requests waiting or in the model call fail with ShuttingDown."""
+        pending = list(self._running)  # read before the cancelled call clears it
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
         while not self.queue.empty():
-            request = self.queue.get_nowait()
+            pending.append(self.queue.get_nowait())
+        for request in pending:
             if not request.future.done():
-                request.future.set_exception(RuntimeError("server is shutting down"))
+                request.future.set_exception(ShuttingDown("the server is shutting down"))
 
     @property
     def waiting(self) -> int:
@@ -90,11 +97,12 @@ class DynamicBatcher:
         deadline = time.monotonic() + self.wait_s
         while size < self.max_texts:
             left = deadline - time.monotonic()
-            if left <= 0 and self.queue.empty():
-                break
             try:
-                request = await asyncio.wait_for(self.queue.get(), max(left, 0.0))
-            except TimeoutError:
+                if left > 0:
+                    request = await asyncio.wait_for(self.queue.get(), left)
+                else:  # past the deadline: take only what is already waiting
+                    request = self.queue.get_nowait()
+            except (TimeoutError, asyncio.QueueEmpty):
                 break
             batch.append(request)
             size += len(request.texts)
@@ -103,6 +111,7 @@ class DynamicBatcher:
     async def _run(self, requests: list[_Request], options) -> None:
         texts = [text for request in requests for text in request.texts]
         loop = asyncio.get_running_loop()
+        self._running = requests
         try:
             restored = await loop.run_in_executor(
                 self.executor, self.punctuator.restore_batch, texts, options)
@@ -111,6 +120,8 @@ class DynamicBatcher:
                 if not request.future.done():
                     request.future.set_exception(error)
             return
+        finally:
+            self._running = []
         self.batches += 1
         start = 0
         for request in requests:
