@@ -231,6 +231,10 @@ def run_parquet(options: ParquetOptions, ray_options: RayOptions,
     """
     if "://" not in options.input and not os.path.exists(options.input):
         raise FileNotFoundError(f"{options.input}: no such file or folder")
+    if "://" not in options.output_dir and os.path.isdir(options.output_dir) and \
+            os.listdir(options.output_dir):
+        raise ValueError(f"{options.output_dir}: not empty; Parquet output would add a second "
+                         f"set of files (remove it or choose another folder)")
     model = resolve_model(options.model)
     with ray_session(ray_options.address) as ray:
         ray.data.DataContext.get_current().enable_progress_bars = progress

@@ -492,10 +492,14 @@ def _add_transcribe(subparsers) -> None:
 
 
 def _run_transcribe(args) -> int:
+    from punctum.formats import EXTENSIONS
     from punctum.transcribe import Transcriber, dumps
 
     if args.beam < 0:
         raise ValueError("--beam must be >= 0")
+    names = [os.path.splitext(os.path.basename(p))[0] for p in args.audio]
+    if args.output and len(set(names)) < len(names):
+        raise ValueError("two audio files have the same name; their outputs would collide")
     transcriber = Transcriber.load(args.model, args.text_model, args.threads, args.beam)
     several = len(args.audio) > 1
     if args.output and several:
@@ -504,14 +508,14 @@ def _run_transcribe(args) -> int:
     for path in args.audio:
         try:
             result = transcriber.transcribe(path)
-        except (FileNotFoundError, ValueError) as error:
+        except (FileNotFoundError, ValueError, RuntimeError) as error:
             failures.append(str(error))
             print(f"punctum transcribe: error: {error}", file=sys.stderr)
             continue
         text = dumps(result, args.to, inventory=transcriber.model.inventory)
         target = args.output
         if args.output and several:
-            suffix = {"text": ".txt", "json": ".json", "srt": ".srt", "vtt": ".vtt"}[args.to]
+            suffix = EXTENSIONS["whisper" if args.to == "json" else args.to]
             target = os.path.join(args.output, os.path.splitext(os.path.basename(path))[0]
                                   + suffix)
         with _open_target(target) as out:

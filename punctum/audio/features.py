@@ -14,6 +14,7 @@ of librosa's spectrum; this module computes in float64 and casts the result).
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,11 +103,13 @@ def mel_to_hz(mel: np.ndarray, scale: str = "slaney") -> np.ndarray:
                     f_sp * mel)
 
 
+@functools.lru_cache(maxsize=8)
 def mel_filterbank(config: FeatureConfig = FeatureConfig()) -> np.ndarray:
-    """Triangular mel filters with Slaney area normalisation.
+    """Triangular mel filters with Slaney area normalisation (built once per config).
 
     Returns:
-        (n_mels, n_fft // 2 + 1) float64; row m weights the power-spectrum bins of band m.
+        (n_mels, n_fft // 2 + 1) float64, read-only; row m weights the power-spectrum bins
+        of band m.
     """
     fmax = config.sample_rate / 2 if config.fmax is None else config.fmax
     fft_hz = np.linspace(0, config.sample_rate / 2, config.n_fft // 2 + 1)
@@ -119,6 +122,7 @@ def mel_filterbank(config: FeatureConfig = FeatureConfig()) -> np.ndarray:
     upper = ramps[2:] / widths[1:, None]
     weights = np.maximum(0.0, np.minimum(lower, upper))
     weights *= (2.0 / (edges_hz[2:] - edges_hz[:-2]))[:, None]  # equal area per band
+    weights.setflags(write=False)  # shared by every caller through the cache
     return weights
 
 

@@ -94,18 +94,13 @@ def tagging_loss(
     Returns:
         () float32 scalar.
     """
-    low, high = _range(label_smoothing)
-    if not (0.0 <= low and high < 1.0):
+    # A tensor comes from per-source settings checked where they are read (SourceConfig);
+    # checking it here would synchronise with the device on every step.
+    if not isinstance(label_smoothing, Tensor) and not 0.0 <= label_smoothing < 1.0:
         raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing}")
     punct = weighted_cross_entropy(punct_logits, punct_targets, punct_weights, label_smoothing)
     case = weighted_cross_entropy(case_logits, case_targets, case_weights, label_smoothing)
     return case + punct_loss_weight * punct
-
-
-def _range(value: float | Tensor) -> tuple[float, float]:
-    if isinstance(value, Tensor):
-        return float(value.min()), float(value.max())
-    return float(value), float(value)
 
 
 class TaggingLoss:

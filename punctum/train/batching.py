@@ -129,6 +129,7 @@ class WindowSampler:
         weights = np.asarray([weights[i] for i in kept], dtype=np.float64)
         self.weights = weights / weights.sum()
         self.loss_weights = np.asarray([loss_weights[i] for i in kept], dtype=np.float32)
+        self.uniform_weights = bool(np.all(self.loss_weights == 1.0))
         self.smoothing = (None if smoothing is None else
                           np.asarray([smoothing[i] for i in kept], dtype=np.float32))
         self.starts = [np.flatnonzero(c.word_start).astype(np.int64) for c in self.corpora]
@@ -149,10 +150,9 @@ class WindowSampler:
             windows.append((corpus, begin, end))
         windows, ignore_from = equalise(windows)
         batch = collate(windows, *self.special_ids, ignore_from=ignore_from)
-        uniform = bool(np.all(self.loss_weights == 1.0))
         return dataclasses.replace(
             batch,
-            row_weight=None if uniform else self.loss_weights[choices],
+            row_weight=None if self.uniform_weights else self.loss_weights[choices],
             row_smoothing=None if self.smoothing is None else self.smoothing[choices])
 
     def state(self) -> dict:
