@@ -394,6 +394,8 @@ def _add_export(subparsers) -> None:
     parser.add_argument("--tokenizer", help="tokenizer.json (default: beside the checkpoint)")
     parser.add_argument("--min-agreement", type=float, default=0.995,
                         help="minimum ONNX/torch per-word label agreement")
+    parser.add_argument("--per-channel", action="store_true",
+                        help="int8 scales per output channel (better for Transformers)")
     parser.add_argument("--with-weights", action="store_true",
                         help="also write fp32 weights.safetensors (for fine-tuning)")
     parser.add_argument("--window", type=int, nargs=3, default=(120, 40, 15),
@@ -420,7 +422,8 @@ def _run_export(args) -> int:
         return _export_ctc(args, checkpoint, scores)
     size, left, right = args.window
     options = ExportOptions(int8=args.int8, name=args.name, min_agreement=args.min_agreement,
-                            include_weights=args.with_weights, window_size=size,
+                            include_weights=args.with_weights, per_channel=args.per_channel,
+                            window_size=size,
                             window_left=left, window_right=right, scores=scores)
     meta = export_artifact(checkpoint, args.out_dir, tokenizer, options,
                            parity_texts(checkpoint))

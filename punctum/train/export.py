@@ -56,6 +56,8 @@ class ExportOptions:
         window_size, window_left, window_right: default double-overlap windows (subwords).
         scores: measured scores to record (e.g. from benchmarks).
         include_weights: also write weights.safetensors (fp32, for fine-tuning; large).
+        per_channel: int8 scales per output channel instead of per tensor (Transformer
+            encoders lose less accuracy this way).
     """
 
     int8: bool = True
@@ -68,6 +70,7 @@ class ExportOptions:
     window_right: int = 15
     scores: dict = dataclasses.field(default_factory=dict)
     include_weights: bool = False
+    per_channel: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_agreement <= 1:
@@ -99,7 +102,7 @@ def export_onnx(model: torch.nn.Module, path: Path) -> None:
                           dynamo=False)
 
 
-def quantize_int8(source: Path, target: Path) -> None:
+def quantize_int8(source: Path, target: Path, per_channel: bool = False) -> None:
     """Dynamic int8 quantization of the weights (activations stay float)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -107,7 +110,8 @@ def quantize_int8(source: Path, target: Path) -> None:
     level = root.level
     root.setLevel(logging.ERROR)  # the quantizer logs advice on the root logger
     try:
-        quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8)
+        quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8,
+                         per_channel=per_channel)
     finally:
         root.setLevel(level)
 
@@ -184,7 +188,7 @@ def _metadata(saved: dict, options: ExportOptions, agreement: float, n_words: in
         "inventory": saved["inventory"],
         "case_labels": list(CASES),
         "tokenizer": {"file": TOKENIZER_FILE, "label_position": saved["label_position"]},
-        "model": {"file": MODEL_FILE, "precision": "int8" if options.int8 else "fp32",
+        "model": {"file": MODEL_FILE, "precision": _precision(options),
                   "inputs": INPUT_NAMES, "outputs": OUTPUT_NAMES},
         "model_config": saved["model_config"],
         "weights": WEIGHTS_FILE if options.include_weights else None,
@@ -198,6 +202,12 @@ def _metadata(saved: dict, options: ExportOptions, agreement: float, n_words: in
         "scores": options.scores,
         "exported": datetime.date.today().isoformat(),
     }
+
+
+def _precision(options: ExportOptions) -> str:
+    if not options.int8:
+        return "fp32"
+    return "int8 (per channel)" if options.per_channel else "int8"
 
 
 def export_artifact(checkpoint: str | Path, out_dir: str | Path, tokenizer_path: str | Path,
@@ -216,7 +226,7 @@ def export_artifact(checkpoint: str | Path, out_dir: str | Path, tokenizer_path:
         fp32 = Path(tmp) / "fp32.onnx"
         export_onnx(model, fp32)
         if options.int8:
-            quantize_int8(fp32, Path(tmp) / MODEL_FILE)
+            quantize_int8(fp32, Path(tmp) / MODEL_FILE, options.per_channel)
         else:
             shutil.copy(fp32, Path(tmp) / MODEL_FILE)
         batches = sample_batches(tokenizer, sample_texts, options.parity_windows,
