@@ -19,8 +19,12 @@ def create_app(config: ServeConfig | None = None, punctuators=None):
 
 def run(config: ServeConfig) -> None:
     """Load the models, then serve with uvicorn until interrupted."""
-    import uvicorn
-
+    try:
+        import fastapi  # noqa: F401
+        import uvicorn
+    except ImportError as error:
+        raise ImportError(f"serve needs the serve extra: pip install 'punctum[serve]' "
+                          f"({error})") from None
     app = create_app(config)
     uvicorn.run(app, host=config.host, port=config.port, log_level="info")
 
