@@ -39,15 +39,17 @@ from pathlib import Path
 import numpy as np
 
 from punctum.audio.io import SAMPLE_RATE, load_audio, rms, write_audio
-from punctum.audio.manifest import ManifestRecord, Segment, write_manifest
+from punctum.audio.manifest import (
+    AUDIO_FOLDER,
+    MANIFEST,
+    ManifestRecord,
+    Segment,
+    as_tuple,
+    write_manifest,
+)
 
 MODES = ("glue", "concat")
-MANIFEST = "manifest.jsonl"
-AUDIO_FOLDER = "audio"
 
-
-def _tuple(value) -> tuple:
-    return tuple(value) if isinstance(value, (list, tuple)) else (value,)
 
 
 @dataclass(frozen=True)
@@ -87,8 +89,8 @@ class GlueConfig:
     workers: int = 0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "crossfade_ms", _tuple(self.crossfade_ms))
-        object.__setattr__(self, "silence_limits", _tuple(self.silence_limits))
+        object.__setattr__(self, "crossfade_ms", as_tuple(self.crossfade_ms))
+        object.__setattr__(self, "silence_limits", as_tuple(self.silence_limits))
         checks = {
             "mode": (self.mode in MODES, f"one of {', '.join(MODES)}"),
             "min_group": (self.min_group >= 1, ">= 1"),

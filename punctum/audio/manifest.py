@@ -31,10 +31,17 @@ from pathlib import Path
 from punctum.corpora import iter_lines, iter_tsv
 from punctum.text import normalize
 
+MANIFEST = "manifest.jsonl"  # the manifest file of a corpus folder (synth, glue)
+AUDIO_FOLDER = "audio"  # where synth and glue write a corpus folder's audio
 AUDIO_FOLDERS = ("flac", "wavs", "wav", "audio")
 AUDIO_SUFFIXES = (".flac", ".wav", ".ogg", ".mp3")
 _CORE_KEYS = ("id", "audio_filepath", "duration", "speaker", "text", "unpunctuated",
               "segments")
+
+
+def as_tuple(value) -> tuple:
+    """A TOML/CLI value as a tuple: lists and tuples as they are, one value alone."""
+    return tuple(value) if isinstance(value, (list, tuple)) else (value,)
 
 
 @dataclass(frozen=True)

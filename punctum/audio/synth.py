@@ -35,20 +35,23 @@ import numpy as np
 
 from punctum.audio.augment import NOISE_KINDS, add_noise, make_noise
 from punctum.audio.io import SAMPLE_RATE, write_audio
-from punctum.audio.manifest import ManifestRecord, iter_texts, manifest_line, write_manifest
+from punctum.audio.manifest import (
+    AUDIO_FOLDER,
+    MANIFEST,
+    ManifestRecord,
+    as_tuple,
+    iter_texts,
+    manifest_line,
+    write_manifest,
+)
 from punctum.audio.voices import Voice, missing_voices, select_voices, synthesize
 from punctum.text import Labelled, parse, render, sentence_spans
 
 logger = logging.getLogger(__name__)
 
 SPLITS = ("train", "dev", "test")
-MANIFEST = "manifest.jsonl"
 SETTINGS = "synth.json"
-AUDIO_FOLDER = "audio"
 
-
-def _tuple(value) -> tuple:
-    return tuple(value) if isinstance(value, (list, tuple)) else (value,)
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,7 @@ class SynthConfig:
     def __post_init__(self) -> None:
         for name in ("voices", "hold_out", "split_fractions", "rate_range", "pitch_range",
                      "peak_range", "noise_kinds", "snr_db_range"):
-            object.__setattr__(self, name, _tuple(getattr(self, name)))
+            object.__setattr__(self, name, as_tuple(getattr(self, name)))
         self._check_ranges()
         checks = {
             "n_utterances": (self.n_utterances >= 0, ">= 0 (0: all)"),
@@ -447,7 +450,7 @@ def parse_synth_recipe(raw: dict, data_root: str | Path | None = None) -> SynthR
     if unknown:
         raise ValueError(f"unknown key(s) in [text]: {', '.join(sorted(unknown))}")
     root = Path(data_root) if data_root else Path(".")
-    sources = tuple(str(root / source) for source in _tuple(text.get("sources", ())))
+    sources = tuple(str(root / source) for source in as_tuple(text.get("sources", ())))
     if not sources:
         raise ValueError("[text] sources is empty: name at least one text file")
     for source in sources:
@@ -462,7 +465,7 @@ def parse_synth_recipe(raw: dict, data_root: str | Path | None = None) -> SynthR
         splits[name] = build_dataclass(SynthConfig, merged, f"splits.{name}")
     if not splits:
         raise ValueError("the recipe has no [splits.NAME] tables")
-    return SynthRecipe(sources, _tuple(text.get("exclude_ids", ())),
+    return SynthRecipe(sources, as_tuple(text.get("exclude_ids", ())),
                        str(text.get("text_column", "text")), splits)
 
 
