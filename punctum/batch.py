@@ -487,31 +487,51 @@ def _run_here(tasks, options: BatchOptions, model: str, bar) -> list[FileResult]
 
 
 def _run_pool(tasks, options: BatchOptions, model: str, bar) -> list[FileResult]:
+    """Worker processes over the tasks. A file that kills its worker (a crash, the OOM
+    killer) breaks the pool for every file in flight: those are retried one by one, each in
+    a fresh one-worker pool, so that only the file that kills again is reported."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    results, broken = [], []
+    for task, outcome in _pool_results(tasks, options, model, min(options.jobs, len(tasks))):
+        if isinstance(outcome, BrokenProcessPool):
+            broken.append(task)
+            continue
+        results.append(_as_result(task, outcome))
+        bar.update()
+    for task in broken:
+        [(_, outcome)] = _pool_results([task], options, model, 1)
+        results.append(_as_result(task, outcome))
+        bar.update()
+    return results
+
+
+def _as_result(task: FileTask, outcome) -> FileResult:
+    if isinstance(outcome, BaseException):
+        return FileResult(task.source, task.target, f"worker process failed: {one_line(outcome)}")
+    return outcome
+
+
+def _pool_results(tasks, options: BatchOptions, model: str, workers: int):
+    """(task, FileResult or the exception that ended its worker) as tasks complete."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     # spawn: workers start clean instead of inheriting this process's threads (tqdm's).
     executor = ProcessPoolExecutor(
-        max_workers=min(options.jobs, len(tasks)), mp_context=multiprocessing.get_context("spawn"),
+        max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
         initializer=_init_worker, initargs=(model, options.worker_threads, options.file))
-    results = []
     try:
         futures = {executor.submit(_work, task): task for task in tasks}
         for future in as_completed(futures):
-            results.append(_result_of(future, futures[future]))
-            bar.update()
+            try:
+                yield futures[future], future.result()
+            except Exception as error:  # the worker process died (killed, out of memory)
+                yield futures[future], error
     except BaseException:
         executor.shutdown(wait=False, cancel_futures=True)
         raise
     executor.shutdown()
-    return results
-
-
-def _result_of(future, task: FileTask) -> FileResult:
-    try:
-        return future.result()
-    except Exception as error:  # the worker process died (killed, out of memory)
-        return FileResult(task.source, task.target, f"worker process failed: {one_line(error)}")
 
 
 class FileWorker:

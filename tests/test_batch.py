@@ -284,3 +284,34 @@ def test_ray_parquet_restores_a_column(local_ray, tmp_path, capsys):
                  "--column", "transcript"])
     err = capsys.readouterr().err
     assert code == 2 and "no column 'transcript' (columns: id, text)" in err
+
+
+def test_a_file_that_kills_its_worker_fails_alone(monkeypatch):
+    """A dead worker breaks every file in flight; those are retried one by one and only the
+    file that kills its worker again is reported."""
+    from concurrent.futures.process import BrokenProcessPool
+    from types import SimpleNamespace
+
+    from punctum import batch
+
+    tasks = [batch.FileTask(f"in/{n}.txt", f"out/{n}.txt") for n in "abcd"]
+    calls = []
+
+    def fake_pool_results(pending, options, model, workers):
+        calls.append([t.source for t in pending])
+        for task in pending:
+            if len(pending) > 1 and task.source != "in/a.txt":
+                yield task, BrokenProcessPool("a child process terminated abruptly")
+            elif task.source == "in/c.txt":
+                yield task, BrokenProcessPool("a child process terminated abruptly")
+            else:
+                yield task, batch.FileResult(task.source, task.target)
+
+    monkeypatch.setattr(batch, "_pool_results", fake_pool_results)
+    bar = SimpleNamespace(update=lambda: None)
+    results = batch._run_pool(tasks, SimpleNamespace(jobs=2), "m", bar)
+    assert calls == [["in/a.txt", "in/b.txt", "in/c.txt", "in/d.txt"], ["in/b.txt"],
+                     ["in/c.txt"], ["in/d.txt"]]
+    failed = {r.source: r.error for r in results if not r.ok}
+    assert list(failed) == ["in/c.txt"] and "worker process failed" in failed["in/c.txt"]
+    assert sorted(r.source for r in results) == [t.source for t in tasks]
