@@ -164,30 +164,49 @@ def _actor_plan(ray, actors: int, threads: int, n_tasks: int | None = None) -> t
 
 def _dispatch(ray, actors: list, tasks: list[FileTask], bar) -> list[FileResult]:
     """Each actor gets a new file as soon as one of its files is done (two queued per actor,
-    so that it never waits for the driver)."""
+    so that it never waits for the driver). An actor that dies (node lost, out of memory) is
+    not used again; its file is retried once on another actor, then reported."""
     pending = tasks[::-1]
     in_flight: dict = {}
-    for actor in actors * 2:
-        if pending:
+    dead: set[int] = set()
+    retried: set[str] = set()
+
+    def submit(index: int) -> None:
+        live = [i for i in [index] + list(range(len(actors))) if i not in dead]
+        if pending and live:
             task = pending.pop()
-            in_flight[actor.restore.remote(task)] = (actor, task)
+            in_flight[actors[live[0]].restore.remote(task)] = (live[0], task)
+
+    for index in list(range(len(actors))) * 2:
+        submit(index)
     results = []
     while in_flight:
         [ref], _ = ray.wait(list(in_flight), num_returns=1)
-        actor, task = in_flight.pop(ref)
-        results.append(_fetch(ray, ref, task))
+        index, task = in_flight.pop(ref)
+        result, died = _fetch(ray, ref, task)
+        if died:
+            dead.add(index)
+            if task.source not in retried and len(dead) < len(actors):
+                retried.add(task.source)
+                pending.append(task)
+                submit(index)
+                continue
+        results.append(result)
         bar.update()
-        if pending:
-            task = pending.pop()
-            in_flight[actor.restore.remote(task)] = (actor, task)
+        submit(index)
+    for task in pending[::-1]:  # every actor died
+        results.append(FileResult(task.source, task.target, "no Ray actor left to restore it"))
+        bar.update()
     return results
 
 
-def _fetch(ray, ref, task: FileTask) -> FileResult:
+def _fetch(ray, ref, task: FileTask) -> tuple[FileResult, bool]:
+    """(the file's result, whether its actor died)."""
     try:
-        return ray.get(ref)
+        return ray.get(ref), False
     except Exception as error:  # the actor died (node lost, out of memory)
-        return FileResult(task.source, task.target, f"Ray actor failed: {one_line(error)[:300]}")
+        message = f"Ray actor failed: {one_line(error)[:300]}"
+        return FileResult(task.source, task.target, message), True
 
 
 # ----------------------------------------------------------------------------- Parquet

@@ -315,3 +315,41 @@ def test_a_file_that_kills_its_worker_fails_alone(monkeypatch):
     failed = {r.source: r.error for r in results if not r.ok}
     assert list(failed) == ["in/c.txt"] and "worker process failed" in failed["in/c.txt"]
     assert sorted(r.source for r in results) == [t.source for t in tasks]
+
+
+def test_ray_dispatch_retires_a_dead_actor_and_retries_its_file():
+    """Unit test of the dispatcher with a fake Ray: actor 0 dies on its first file."""
+    from types import SimpleNamespace
+
+    from punctum import batch, batch_ray
+
+    class Ref:
+        def __init__(self, actor, task):
+            self.actor, self.task = actor, task
+
+    class FakeActor:
+        def __init__(self, name, dies):
+            self.name, self.dies, self.seen = name, dies, []
+            self.restore = SimpleNamespace(remote=self.remote)
+
+        def remote(self, task):
+            self.seen.append(task.source)
+            return Ref(self, task)
+
+    def get(ref):
+        if ref.actor.dies:
+            raise RuntimeError("The actor died unexpectedly")
+        return batch.FileResult(ref.task.source, ref.task.target)
+
+    fake_ray = SimpleNamespace(wait=lambda refs, num_returns: ([refs[0]], refs[1:]), get=get)
+    actors = [FakeActor("a0", dies=True), FakeActor("a1", dies=False)]
+    tasks = [batch.FileTask(f"in/{n}.txt", f"out/{n}.txt") for n in range(6)]
+    bar = SimpleNamespace(update=lambda: None)
+    results = batch_ray._dispatch(fake_ray, actors, tasks, bar)
+    assert sorted(r.source for r in results) == [t.source for t in tasks]
+    assert all(r.ok for r in results)  # each file a0 took was retried on a1
+    assert actors[0].seen and set(actors[1].seen) == {t.source for t in tasks}
+
+    actors = [FakeActor("a0", dies=True)]
+    results = batch_ray._dispatch(fake_ray, actors, tasks[:3], bar)
+    assert len(results) == 3 and not any(r.ok for r in results)
