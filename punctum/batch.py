@@ -23,17 +23,16 @@ import logging
 import os
 import re
 import sys
-import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TextIO
 
 from punctum import formats
+from punctum.fileio import TEMP_SUFFIX, atomic_writer
 from punctum.runtime import RestoreOptions
 
 log = logging.getLogger(__name__)
 
-TEMP_SUFFIX = ".punctum-tmp"
 OUTPUT_FORMATS = ("srt", "vtt", "text", "json")
 JSON_FORMATS = ("whisper", "vosk", "nemo")
 # Names of files that are being written by another program (editors, downloads) or by us.
@@ -174,23 +173,8 @@ def restore_to_path(punctuator, source: Source, target: str, options: FileOption
         with open(target, "w", encoding="utf-8", newline="") as handle:
             restore_source(punctuator, source, handle, options)
         return
-    target = os.path.realpath(target)
-    folder = os.path.dirname(os.path.abspath(target))
-    os.makedirs(folder, exist_ok=True)
-    temp = os.path.join(folder, f".{os.path.basename(target)}.{uuid.uuid4().hex[:8]}"
-                                f"{TEMP_SUFFIX}")
-    try:
-        # os.open with mode 0o666 gives the output the umask's permissions (mkstemp: 0o600).
-        descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with open(descriptor, "w", encoding="utf-8", newline="") as handle:
-            restore_source(punctuator, source, handle, options)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(temp)
-        raise
+    with atomic_writer(target, compress=False) as handle:
+        restore_source(punctuator, source, handle, options)
 
 
 def _text_lines(source: Source, options: FileOptions) -> Iterable[str]:

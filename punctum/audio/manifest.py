@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from punctum.corpora import iter_lines, iter_tsv
+from punctum.fileio import atomic_writer
 from punctum.text import normalize
 
 MANIFEST = "manifest.jsonl"  # the manifest file of a corpus folder (synth, glue)
@@ -179,13 +180,11 @@ def write_manifest(path: str | Path, records: Iterable[ManifestRecord]) -> int:
     """
     path = Path(path)
     base_dir = path.resolve().parent
-    temporary = path.with_name(path.name + ".tmp")
     count = 0
-    with open(temporary, "w", encoding="utf-8") as handle:
+    with atomic_writer(path, compress=False) as handle:
         for record in records:
             handle.write(manifest_line(record, base_dir) + "\n")
             count += 1
-    os.replace(temporary, path)
     return count
 
 

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from punctum.fileio import atomic_writer, remove_stale
+
 
 def save_atomic(obj: dict, path: str | Path) -> None:
     """torch.save to a temporary file in the same folder, then rename over `path`."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    torch.save(obj, tmp)
-    with open(tmp, "rb") as handle:
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    with atomic_writer(path, binary=True, compress=False) as handle:
+        torch.save(obj, handle)
+    remove_stale(path)  # what a run killed while saving left behind
 
 
 def load_checkpoint(path: str | Path) -> dict:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from punctum.corpora import iter_documents, read_che
+from punctum.fileio import atomic_writer
 from punctum.text import CASES, Inventory, Labelled, get_inventory
 from punctum.tokenizer import SubwordTokenizer
 from punctum.train.noise import NoiseConfig, add_asr_noise
@@ -114,10 +115,9 @@ class EncodedCorpus:
         return int(self.word_start.sum())
 
     def save(self, path: str | Path) -> None:
-        tmp = Path(f"{path}.tmp.npz")
-        np.savez(tmp, ids=self.ids, punct=self.punct, case=self.case,
-                 word_start=self.word_start, doc_offsets=self.doc_offsets)
-        tmp.replace(path)
+        with atomic_writer(path, binary=True, compress=False) as handle:
+            np.savez(handle, ids=self.ids, punct=self.punct, case=self.case,
+                     word_start=self.word_start, doc_offsets=self.doc_offsets)
 
     @classmethod
     def load(cls, path: str | Path) -> EncodedCorpus:

@@ -26,10 +26,8 @@ initialisation on labelled + pseudo-labelled data. Everything lives in the outpu
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import json
 import logging
-import os
 import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -38,6 +36,7 @@ from pathlib import Path
 from punctum.config import build_dataclass, existing, read_toml
 from punctum.corpora import iter_lines, iter_tsv
 from punctum.evaluation import detect_format, load_scored
+from punctum.fileio import atomic_writer
 from punctum.text import normalize, render, sentence_spans
 from punctum.train.data import SourceConfig
 from punctum.train.recipe import Recipe, parse_recipe
@@ -191,11 +190,8 @@ def build_pool(config: SelfTrainConfig, out: Path) -> Path:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(tmp, "wt", encoding="utf-8") as handle:
+    with atomic_writer(path) as handle:  # gzip for .gz
         handle.write(text)
-    os.replace(tmp, path)
 
 
 # ----------------------------------------------------------------------------- pseudo labels

@@ -31,6 +31,7 @@ from punctum.audio.features import FeatureConfig, log_mel, normalize
 from punctum.audio.io import load_audio
 from punctum.audio.manifest import ManifestRecord, read_records
 from punctum.ctc_vocab import CtcVocabulary
+from punctum.fileio import atomic_writer
 
 log = logging.getLogger(__name__)
 
@@ -122,10 +123,8 @@ def compute_features(records, config: FeatureConfig, cache: Path | None = None
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     frames = np.concatenate(parts) if parts else np.zeros((0, config.n_mels), np.float16)
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, frames=frames, offsets=offsets)
-        tmp.replace(path)
+        with atomic_writer(path, binary=True, compress=False) as handle:
+            np.savez(handle, frames=frames, offsets=offsets)
     return frames, offsets
 
 
