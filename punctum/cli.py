@@ -14,6 +14,7 @@ keep going past a bad file and end with exit code 1 and a list of the files that
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
@@ -21,6 +22,16 @@ import sys
 from punctum.version import __version__
 
 EXIT_USAGE = 2
+
+
+@contextlib.contextmanager
+def needs_extra(extra: str, what: str):
+    """Turn an ImportError inside the block into the pip command that installs `extra`."""
+    try:
+        yield
+    except ImportError as error:
+        raise ImportError(f"{what} needs the {extra} extra: pip install 'punctum[{extra}]' "
+                          f"({error})") from None
 
 
 def _add_eval(subparsers) -> None:
@@ -79,12 +90,9 @@ def _add_train(subparsers) -> None:
 def _run_train(args) -> int:
     import dataclasses
 
-    try:
+    with needs_extra("train", "training"):
         from punctum.train.recipe import load_recipe
         from punctum.train.trainer import train
-    except ImportError as error:
-        raise ImportError(f"training needs the train extra: pip install 'punctum[train]' "
-                          f"({error})") from None
     recipe = load_recipe(args.recipe, args.data_root)
     if args.steps:
         recipe = dataclasses.replace(recipe, train=dataclasses.replace(recipe.train,
@@ -410,11 +418,8 @@ def _run_export(args) -> int:
     import json
     from pathlib import Path
 
-    try:
+    with needs_extra("train", "export"):
         from punctum.train.export import ExportOptions, export_artifact, parity_texts
-    except ImportError as error:
-        raise ImportError(f"export needs the train extra: pip install 'punctum[train]' "
-                          f"({error})") from None
     checkpoint = Path(args.checkpoint)
     tokenizer = Path(args.tokenizer) if args.tokenizer else checkpoint.parent / "tokenizer.json"
     scores = json.loads(Path(args.scores).read_text(encoding="utf-8")) if args.scores else {}
@@ -447,11 +452,8 @@ def _add_selftrain(subparsers) -> None:
 
 
 def _run_selftrain(args) -> int:
-    try:
+    with needs_extra("train", "self-training"):
         from punctum.train.selftrain import load_selftrain_recipe, selftrain
-    except ImportError as error:
-        raise ImportError(f"self-training needs the train extra: pip install 'punctum[train]' "
-                          f"({error})") from None
     recipe, config = load_selftrain_recipe(args.recipe, args.data_root)
     summary = selftrain(recipe, config, args.out, progress=not args.no_progress)
     rounds = ", ".join(f"round {r['round']}: {r['dev_f1'] * 100:.1f}" for r in summary["rounds"])
@@ -550,11 +552,8 @@ def _add_serve(subparsers) -> None:
 
 
 def _run_serve(args) -> int:
-    try:
+    with needs_extra("serve", "serve"):
         from punctum.serve import load_config, run
-    except ImportError as error:
-        raise ImportError(f"serve needs the serve extra: pip install 'punctum[serve]' "
-                          f"({error})") from None
     config = load_config(args.config, host=args.host, port=args.port,
                          models=tuple(args.model) if args.model else None, threads=args.threads)
     if not config.loopback:
