@@ -149,6 +149,9 @@ def _add_restore_options(parser) -> None:
     parser.add_argument("--no-case", action="store_true", help="restore marks only")
     parser.add_argument("--keep-existing", action="store_true",
                         help="keep marks and casing already present in the input")
+    parser.add_argument("--no-pauses", action="store_true",
+                        help="do not give a pause-aware model the pauses from word or cue "
+                             "timings (text alone)")
     parser.add_argument("--threads", type=int, default=0,
                         help="ONNX Runtime threads (per worker for folders; default: the "
                              "cores, shared among workers)")
@@ -211,7 +214,8 @@ def _run_restore_folder(args) -> int:
 def _restore_options(args):
     from punctum.runtime import RestoreOptions
 
-    return RestoreOptions(case=not args.no_case, keep_existing=args.keep_existing)
+    return RestoreOptions(case=not args.no_case, keep_existing=args.keep_existing,
+                          pauses=not getattr(args, "no_pauses", False))
 
 
 def _file_options(args):
@@ -648,6 +652,55 @@ def _run_synth(args) -> int:
     return 0
 
 
+def _add_timings(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "timings", help="timed text for pause-aware models: the pause after every word of "
+                        "punctuated text spoken by espeak-ng",
+        description="Cut punctuated text into utterances (as punctum synth does), speak each "
+                    "with a random espeak-ng voice, speed and pitch, and write JSONL records "
+                    "{id, text, pauses, voice, wpm}: the measured silence after each word. "
+                    "No audio is kept. Reproducible from --seed.")
+    parser.add_argument("inputs", nargs="+", metavar="TEXT",
+                        help="text files (one document per line), tables or manifests")
+    parser.add_argument("--out", required=True, help="output .jsonl or .jsonl.gz")
+    parser.add_argument("-n", "--utterances", type=int, default=0,
+                        help="utterances (default: all of the split)")
+    parser.add_argument("--split", choices=["train", "dev", "test"],
+                        help="keep only the text whose words hash to this split")
+    parser.add_argument("--hold-out", nargs="+", default=[], metavar="NAME",
+                        help="espeak-ng voices or accents never used (e.g. en-gb-scotland)")
+    parser.add_argument("--voices", nargs="+", default=[], metavar="NAME",
+                        help="use only these espeak-ng voices or accents")
+    parser.add_argument("--min-words", type=int, default=8, help="words per utterance (8)")
+    parser.add_argument("--max-words", type=int, default=60, help="at most (60)")
+    parser.add_argument("--max-sentences", type=int, default=6, help="sentences (6)")
+    parser.add_argument("--max-documents", type=int, default=0,
+                        help="documents read per input (default: all)")
+    parser.add_argument("--rate-range", type=float, nargs=2, default=[0.85, 1.2],
+                        metavar=("LOW", "HIGH"), help="speed factor (0.85 1.2)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="processes (default: CPU cores)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(run=_run_timings)
+
+
+def _run_timings(args) -> int:
+    from punctum.audio.synth import SynthConfig
+    from punctum.audio.timed_text import TimedConfig, build_timed
+
+    texts = SynthConfig(voices=tuple(args.voices), hold_out=tuple(args.hold_out),
+                        n_utterances=args.utterances, min_words=args.min_words,
+                        max_words=args.max_words, max_sentences=args.max_sentences,
+                        split=args.split or "", rate_range=tuple(args.rate_range),
+                        seed=args.seed)
+    config = TimedConfig(texts, max_documents=args.max_documents, jobs=args.jobs)
+    report = build_timed(args.inputs, args.out, config, progress=not args.no_progress)
+    print(f"timings: {report['utterances']} utterances, {report['words']} words "
+          f"({report['skipped']} skipped) -> {args.out}")
+    return 0
+
+
 def _add_glue(subparsers) -> None:
     parser = subparsers.add_parser(
         "glue", help="glue same-speaker utterances into longer recordings (needs "
@@ -722,6 +775,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_transcribe(subparsers)
     _add_synth(subparsers)
     _add_glue(subparsers)
+    _add_timings(subparsers)
     return parser
 
 

@@ -44,6 +44,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+import numpy as np
+
 from punctum.runtime import RestoreOptions, close_text, merge_labels
 from punctum.text import NULL, Inventory, Labelled, get_inventory, parse, render
 
@@ -1022,7 +1024,9 @@ def restore_transcript(transcript: Transcript, punctuator,
     Args:
         transcript: any transcript.
         punctuator: a `Punctuator` (or an object with its `predict_batch`, `inventory` and
-            `artifact.lexicon`).
+            `artifact.lexicon`). A pause-aware one is given the pauses between words where
+            the transcript has word or cue timings (`word_pauses`), unless options.pauses is
+            False.
         options: as for `Punctuator.restore`.
 
     Returns:
@@ -1033,7 +1037,11 @@ def restore_transcript(transcript: Transcript, punctuator,
     parsed = [[parse(token.text, inventory) for token in cue.tokens] for cue in transcript.cues]
     documents = [d for d in _documents(transcript) if any(len(p) for c in d for p in parsed[c])]
     given = [_concat([p for c in doc for p in parsed[c]]) for doc in documents]
-    predictions = punctuator.predict_batch([g.words for g in given], options.batch_size)
+    timing = {}
+    if options.pauses and getattr(punctuator, "pause_aware", False):
+        timing["pauses"] = [word_pauses(transcript, parsed, doc) for doc in documents]
+    predictions = punctuator.predict_batch([g.words for g in given], options.batch_size,
+                                           **timing)
     texts: dict[tuple[int, int], str] = {}
     for doc, labelled, prediction in zip(documents, given, predictions):
         labelled = merge_labels(labelled, prediction, options)
@@ -1044,6 +1052,35 @@ def restore_transcript(transcript: Transcript, punctuator,
         rendered = _render_tokens(labelled, counts, punctuator, options)
         texts.update((k, r) for k, r in zip(keys, rendered) if r is not None)
     return _with_texts(transcript, texts)
+
+
+def word_pauses(transcript: Transcript, parsed, doc: list[int]) -> np.ndarray:
+    """(n_words,) seconds of silence after each word of the cues `doc` (NaN where unknown),
+    for a PauseAware model.
+
+    A token's times are its own (word-timed Whisper and Vosk files) or, for subtitles, the
+    cue's start for its first token with words and the cue's end for its last one; the pause
+    after a token's last word is the next token's start minus its end. Words inside a token
+    and tokens without times have no pause.
+    """
+    spans: list[tuple[int, float | None, float | None]] = []  # (n_words, start, end)
+    for c in doc:
+        cue = transcript.cues[c]
+        with_words = [t for t in range(len(cue.tokens)) if len(parsed[c][t])]
+        for t in with_words:
+            token = cue.tokens[t]
+            start = token.start if token.start is not None else (
+                cue.start if t == with_words[0] else None)
+            end = token.end if token.end is not None else (
+                cue.end if t == with_words[-1] else None)
+            spans.append((len(parsed[c][t]), start, end))
+    out = np.full(sum(n for n, _, _ in spans), np.nan)
+    position = 0
+    for (n, _, end), (_, start, _) in zip(spans, spans[1:]):
+        position += n
+        if end is not None and start is not None:
+            out[position - 1] = max(start - end, 0.0)
+    return out
 
 
 def _with_texts(transcript: Transcript, texts: dict[tuple[int, int], str]) -> Transcript:

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from punctum import artifact as artifacts
+from punctum.pauses import bucketize
 from punctum.text import LOWER, MIX, NULL, Labelled, parse, render
 from punctum.tokenizer import SubwordTokenizer
 from punctum.windows import WindowConfig, plan_word_windows, stitch
@@ -39,6 +40,8 @@ class RestoreOptions:
         close_text: end a text with a sentence-final mark (the most probable one) when the
             model left its last word without one; a restored text is a whole text.
         batch_size: windows per ONNX Runtime call.
+        pauses: give a PauseAware model the pauses between words where the input has word
+            or cue timings (`formats.restore_transcript`); False: text alone.
     """
 
     case: bool = True
@@ -46,6 +49,7 @@ class RestoreOptions:
     sentence_case: bool = True
     close_text: bool = True
     batch_size: int = 16
+    pauses: bool = True
 
     def __post_init__(self) -> None:
         if not 1 <= self.batch_size <= 1024:
@@ -116,6 +120,13 @@ class Punctuator:
         self.windows = windows or _window_config(artifact.meta["windows"])
         self.session = _open_session(artifact.model_file, threads)
         _check_outputs(self.session, artifact, len(self.post_labels), len(self.case_labels))
+        pauses = artifact.meta.get("pauses") or {}
+        self.pause_edges = tuple(pauses["edges"]) if pauses.get("edges") else None
+
+    @property
+    def pause_aware(self) -> bool:
+        """Whether the model reads pauses between words (see `predict_batch`)."""
+        return self.pause_edges is not None
 
     @classmethod
     def load(cls, name_or_path: str | Path | None = None, threads: int = 0,
@@ -125,15 +136,25 @@ class Punctuator:
 
     # ------------------------------------------------------------------------- prediction
 
-    def predict(self, words: Sequence[str]) -> Prediction:
+    def predict(self, words: Sequence[str], pauses: Sequence[float] | None = None) -> Prediction:
         """Labels and probabilities for normalised words (see `text.normalize`)."""
-        return self.predict_batch([words])[0]
+        return self.predict_batch([words], pauses=None if pauses is None else [pauses])[0]
 
-    def predict_batch(self, batch: Sequence[Sequence[str]],
-                      batch_size: int = 16) -> list[Prediction]:
-        """Predict several word lists, batching their windows by length."""
+    def predict_batch(self, batch: Sequence[Sequence[str]], batch_size: int = 16,
+                      pauses: Sequence[Sequence[float] | None] | None = None
+                      ) -> list[Prediction]:
+        """Predict several word lists, batching their windows by length.
+
+        Args:
+            batch: word lists.
+            batch_size: windows per ONNX Runtime call.
+            pauses: per word list, (n_words,) seconds of silence after each word (NaN or
+                None where unknown), or None; used by a PauseAware model, ignored otherwise.
+        """
         encodings = self.tokenizer.encode_batch([list(w) for w in batch],
                                                 add_special_tokens=False)
+        buckets = [self._pause_buckets(e, len(w), None if pauses is None else pauses[t])
+                   for t, (e, w) in enumerate(zip(encodings, batch))]
         plans = [plan_word_windows(_word_lengths(e, len(w)), self.windows)
                  for e, w in zip(encodings, batch)]
         jobs = [(t, k) for t, plan in enumerate(plans) for k in range(len(plan))]
@@ -141,23 +162,46 @@ class Punctuator:
         outputs: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
         for i in range(0, len(jobs), batch_size):
             chunk = jobs[i:i + batch_size]
-            results = self._run([(encodings[t].ids, plans[t][k]) for t, k in chunk])
+            results = self._run([(encodings[t].ids, buckets[t], plans[t][k])
+                                 for t, k in chunk])
             outputs.update(zip(chunk, results))
         return [self._assemble(words, encodings[t], plans[t], outputs, t)
                 for t, words in enumerate(batch)]
 
+    def _pause_buckets(self, encoding, n_words: int, pauses) -> np.ndarray | None:
+        """(n_subwords,) int64 pause bucket at each word's label position (0 elsewhere and
+        where unknown) for a PauseAware model, else None."""
+        if not self.pause_aware:
+            return None
+        out = np.zeros(len(encoding.ids), dtype=np.int64)
+        if pauses is None:
+            return out
+        seconds = np.asarray([np.nan if p is None else p for p in pauses], dtype=np.float64)
+        if len(seconds) != n_words:
+            raise ValueError(f"{len(seconds)} pauses for {n_words} words")
+        has = encoding.label_positions >= 0
+        out[encoding.label_positions[has]] = bucketize(seconds, self.pause_edges)[has]
+        return out
+
     def _run(self, windows) -> list[tuple[np.ndarray, np.ndarray]]:
-        """ONNX Runtime on padded windows; per window (w, n_post) and (w, n_case) probs."""
+        """ONNX Runtime on padded windows (subwords, pause buckets or None, window); per
+        window (w, n_post) and (w, n_case) probs."""
         tok = self.tokenizer
-        width = max(w.end - w.start for _, w in windows) + 2
+        width = max(w.end - w.start for _, _, w in windows) + 2
         ids = np.full((len(windows), width), tok.pad_id, dtype=np.int64)
         lengths = np.zeros(len(windows), dtype=np.int64)
-        for row, (subwords, w) in enumerate(windows):
+        pauses = np.zeros((len(windows), width), dtype=np.int64)
+        for row, (subwords, buckets, w) in enumerate(windows):
             n = w.end - w.start
             ids[row, 0], ids[row, 1:n + 1], ids[row, n + 1] = (tok.bos_id, subwords[w.start:w.end],
                                                                 tok.eos_id)
             lengths[row] = n + 2
-        punct, case = self.session.run(None, {"ids": ids, "lengths": lengths})
+            if buckets is not None:
+                pauses[row, 1:n + 1] = buckets[w.start:w.end]
+        feeds = {"ids": ids, "lengths": lengths}
+        if self.pause_aware:
+            feeds["pauses"] = pauses
+        punct, case = self.session.run(None, feeds)
         return [(_softmax(punct[row, 1:n - 1]), _softmax(case[row, 1:n - 1]))
                 for row, n in enumerate(lengths)]
 
@@ -189,15 +233,22 @@ class Punctuator:
         """Restore several texts; windows of all texts are batched together by length."""
         return [r.text for r in self.restore_detailed(texts, options)]
 
-    def restore_detailed(self, texts: Sequence[str],
-                         options: RestoreOptions | None = None) -> list[Restored]:
-        """Like restore_batch, with labels and probabilities (typed results)."""
+    def restore_detailed(self, texts: Sequence[str], options: RestoreOptions | None = None,
+                         pauses: Sequence[Sequence[float] | None] | None = None
+                         ) -> list[Restored]:
+        """Like restore_batch, with labels and probabilities (typed results).
+
+        Args:
+            pauses: per text, the silence in seconds after each of its words (NaN or None
+                where unknown), for a PauseAware model (see `predict_batch`).
+        """
         options = options or RestoreOptions()
         for text in texts:
             if not isinstance(text, str):
                 raise TypeError(f"restore expects str, got {type(text).__name__}")
         inputs = [parse(text, self.inventory) for text in texts]
-        predictions = self.predict_batch([i.words for i in inputs], options.batch_size)
+        predictions = self.predict_batch([i.words for i in inputs], options.batch_size,
+                                         pauses=pauses if options.pauses else None)
         results = []
         for given, prediction in zip(inputs, predictions):
             labelled = merge_labels(given, prediction, options)

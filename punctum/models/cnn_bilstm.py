@@ -33,6 +33,7 @@ class CnnBiLstmConfig:
     head_hidden: int = 0  # 0 = each head is a single Linear
     dropout: float = 0.5
     punct_loss_weight: float = 0.7
+    pause_buckets: int = 0  # > 0: PauseAware, reads bucketed pauses (punctum.pauses)
 
     def __post_init__(self):
         positive = ["vocab_size", "n_punct", "n_case", "embed_dim", "conv_channels"]
@@ -40,7 +41,7 @@ class CnnBiLstmConfig:
         for name in positive:
             value = getattr(self, name)
             require(isinstance(value, int) and value >= 1, name, value, "an int >= 1")
-        for name in ["n_conv_layers", "head_hidden"]:
+        for name in ["n_conv_layers", "head_hidden", "pause_buckets"]:
             value = getattr(self, name)
             require(isinstance(value, int) and value >= 0, name, value, "an int >= 0")
         require(self.conv_kernel % 2 == 1, "conv_kernel", self.conv_kernel, "odd (same padding)")
@@ -106,6 +107,10 @@ class CnnBiLstm(TaggingLoss, nn.Module):
             if c.embed_dim == c.conv_channels
             else nn.Linear(c.embed_dim, c.conv_channels)
         )
+        # Bucket 0 is "unknown": a zero vector, so untimed input reads the text alone and a
+        # text model fine-tuned with pauses starts exactly where it was (all rows zero).
+        self.pause_embed = (nn.Embedding(c.pause_buckets + 1, c.conv_channels, padding_idx=0)
+                            if c.pause_buckets else None)
         self.convs = nn.ModuleList(
             ConvBlock(c.conv_channels, c.conv_kernel, c.dropout) for _ in range(c.n_conv_layers)
         )
@@ -125,13 +130,19 @@ class CnnBiLstm(TaggingLoss, nn.Module):
             if isinstance(module, (nn.Conv1d, nn.Linear)):
                 nn.init.kaiming_uniform_(module.weight, nonlinearity="relu")
                 nn.init.zeros_(module.bias)
+        if self.pause_embed is not None:
+            nn.init.zeros_(self.pause_embed.weight)
 
-    def forward(self, ids: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
+    def forward(self, ids: Tensor, lengths: Tensor,
+                pauses: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """Logits at every subword position.
 
         Args:
             ids: (B, T) int64 subword ids, right-padded.
             lengths: (B,) int64 valid positions per row, each in [1, T].
+            pauses: (B, T) int64 pause bucket after the word labelled at each position
+                (0 = unknown / not a label position), for a PauseAware config; ignored
+                otherwise.
         Returns:
             punct_logits (B, T, n_punct) float32 and case_logits (B, T, n_case) float32.
             Row i depends only on ids[i, :lengths[i]]; positions >= lengths[i] hold the
@@ -140,7 +151,10 @@ class CnnBiLstm(TaggingLoss, nn.Module):
         T = ids.shape[1]
         mask = (torch.arange(T, device=ids.device)[None, :] < lengths[:, None]).unsqueeze(-1)
         mask = mask.to(self.embed.weight.dtype)  # (B, T, 1)
-        x = self.proj(self.dropout(self.embed(ids))) * mask
+        x = self.proj(self.dropout(self.embed(ids)))
+        if self.pause_embed is not None and pauses is not None:
+            x = x + self.pause_embed(pauses)
+        x = x * mask
         for block in self.convs:
             x = block(x, mask)
         x = self.dropout(_run_packed(self.bilstm, x, lengths))

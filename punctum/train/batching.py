@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from punctum.pauses import PauseNoise
 from punctum.train.data import IGNORE, EncodedCorpus
 
 
@@ -32,6 +33,8 @@ class Batch:
             loss_weight), or None for all 1.
         row_smoothing: (B,) float32 label smoothing of each row (its source's), or None for
             the recipe's single value.
+        pauses: (B, T) float32 seconds of silence after the word labelled at each position,
+            NaN elsewhere and where unknown; None when no corpus of the batch is timed.
     """
 
     ids: np.ndarray
@@ -40,6 +43,7 @@ class Batch:
     case: np.ndarray
     row_weight: np.ndarray | None = None
     row_smoothing: np.ndarray | None = None
+    pauses: np.ndarray | None = None
 
 
 def window_end(corpus: EncodedCorpus, starts: np.ndarray, begin: int, limit: int,
@@ -89,6 +93,8 @@ def collate(corpus_windows: Sequence[tuple[EncodedCorpus, int, int]], bos_id: in
     ids = np.full((size, width), pad_id, dtype=np.int64)
     punct = np.full((size, width), IGNORE, dtype=np.int64)
     case = np.full((size, width), IGNORE, dtype=np.int64)
+    timed = any(corpus.pause is not None for corpus, _, _ in corpus_windows)
+    pauses = np.full((size, width), np.nan, dtype=np.float32) if timed else None
     for row, (corpus, begin, end) in enumerate(corpus_windows):
         n = end - begin
         ids[row, 0], ids[row, n + 1] = bos_id, eos_id
@@ -100,7 +106,9 @@ def collate(corpus_windows: Sequence[tuple[EncodedCorpus, int, int]], bos_id: in
         if ignore_from is not None:
             punct[row, 1 + ignore_from[row]:] = IGNORE
             case[row, 1 + ignore_from[row]:] = IGNORE
-    return Batch(ids, lengths, punct, case)
+        if timed and corpus.pause is not None:
+            pauses[row, 1:n + 1] = corpus.pause[begin:end]
+    return Batch(ids, lengths, punct, case, pauses=pauses)
 
 
 class WindowSampler:
@@ -114,12 +122,15 @@ class WindowSampler:
         seed: seed of the sampler's Generator.
         loss_weights: per corpus, the loss weight of its rows (default all 1).
         smoothing: per corpus, the label smoothing of its rows (default: none set).
+        pause_noise: perturbation of the pauses of timed corpora (PauseAware training).
     """
 
     def __init__(self, corpora: Sequence[EncodedCorpus], weights: Sequence[float],
                  max_subwords: int, special_ids: tuple[int, int, int], seed: int = 0,
                  loss_weights: Sequence[float] | None = None,
-                 smoothing: Sequence[float] | None = None) -> None:
+                 smoothing: Sequence[float] | None = None,
+                 pause_noise: PauseNoise | None = None) -> None:
+        self.pause_noise = pause_noise
         n = len(corpora)
         loss_weights = [1.0] * n if loss_weights is None else list(loss_weights)
         kept = [i for i in range(n) if len(corpora[i].ids)]
@@ -150,6 +161,9 @@ class WindowSampler:
             windows.append((corpus, begin, end))
         windows, ignore_from = equalise(windows)
         batch = collate(windows, *self.special_ids, ignore_from=ignore_from)
+        if batch.pauses is not None and self.pause_noise is not None:
+            batch = dataclasses.replace(
+                batch, pauses=self.pause_noise.apply(batch.pauses, self.rng).astype(np.float32))
         return dataclasses.replace(
             batch,
             row_weight=None if self.uniform_weights else self.loss_weights[choices],

@@ -19,7 +19,8 @@ import numpy as np
 
 from punctum.corpora import iter_documents, read_che
 from punctum.fileio import atomic_writer
-from punctum.text import CASES, Inventory, Labelled, get_inventory
+from punctum.pauses import PauseNoise
+from punctum.text import CASES, Inventory, Labelled, get_inventory, parse
 from punctum.tokenizer import SubwordTokenizer
 from punctum.train.noise import NoiseConfig, add_asr_noise
 
@@ -35,7 +36,9 @@ class SourceConfig:
     Args:
         path: a .txt/.txt.gz file with one document per line, or a Che-format file.
         weight: relative sampling weight in the mixture.
-        format: "text" or "che" (Che files carry no case: case labels are ignored).
+        format: "text", "che" (Che files carry no case: case labels are ignored) or
+            "timed" (`punctum timings` JSONL: text with the pause after each word, for
+            PauseAware models; no ASR noise is applied to it).
         loss_weight: weight of this source's positions in the loss (alpha for pseudo labels
             in self-training; 1 for human labels).
         label_smoothing: smoothing of this source's targets (beta_1 / beta_2 of
@@ -57,8 +60,9 @@ class SourceConfig:
         if self.label_smoothing is not None and not 0 <= self.label_smoothing < 1:
             raise ValueError(f"source label_smoothing must be in [0, 1), got "
                              f"{self.label_smoothing} for {self.path}")
-        if self.format not in ("text", "che"):
-            raise ValueError(f"source format must be 'text' or 'che', got {self.format!r}")
+        if self.format not in ("text", "che", "timed"):
+            raise ValueError(f"source format must be 'text', 'che' or 'timed', "
+                             f"got {self.format!r}")
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,7 @@ class DataConfig:
         val_fraction: share of each source's documents held out (split by document).
         max_documents: read at most this many documents per source (0 = all).
         noise: ASR-style noise applied to the training split.
+        pause_noise: perturbation of timed sources' pauses in training windows.
         language: inventory name.
     """
 
@@ -81,6 +86,7 @@ class DataConfig:
     val_fraction: float = 0.01
     max_documents: int = 0
     noise: NoiseConfig = field(default_factory=NoiseConfig)
+    pause_noise: PauseNoise = field(default_factory=PauseNoise)
     language: str = "en"
 
     def __post_init__(self) -> None:
@@ -102,6 +108,8 @@ class EncodedCorpus:
         case: (N,) int8 case label id at the label position, -1 elsewhere or when unknown.
         word_start: (N,) bool, True at the first subword of each word.
         doc_offsets: (D+1,) int64 start of each document in the arrays.
+        pause: (N,) float16 seconds of silence after each word at its label position, NaN
+            elsewhere and where unknown; None for a corpus without timings.
     """
 
     ids: np.ndarray
@@ -109,6 +117,7 @@ class EncodedCorpus:
     case: np.ndarray
     word_start: np.ndarray
     doc_offsets: np.ndarray
+    pause: np.ndarray | None = None
 
     @property
     def n_words(self) -> int:
@@ -116,8 +125,9 @@ class EncodedCorpus:
 
     def save(self, path: str | Path) -> None:
         with atomic_writer(path, binary=True, compress=False) as handle:
+            extra = {} if self.pause is None else {"pause": self.pause}
             np.savez(handle, ids=self.ids, punct=self.punct, case=self.case,
-                     word_start=self.word_start, doc_offsets=self.doc_offsets)
+                     word_start=self.word_start, doc_offsets=self.doc_offsets, **extra)
 
     @classmethod
     def load(cls, path: str | Path) -> EncodedCorpus:
@@ -126,18 +136,22 @@ class EncodedCorpus:
 
 
 def encode_documents(
-    documents: Iterable[Labelled],
+    documents: Iterable[Labelled | tuple[Labelled, np.ndarray]],
     tokenizer: SubwordTokenizer,
     inventory: Inventory,
     ignore_case: bool = False,
 ) -> EncodedCorpus:
-    """Tokenize labelled documents into an EncodedCorpus, streaming in chunks."""
+    """Tokenize labelled documents into an EncodedCorpus, streaming in chunks.
+
+    Documents are all Labelled, or all (Labelled, (n_words,) pauses in seconds) pairs, which
+    gives the corpus its `pause` array.
+    """
     post_ids = {label: i for i, label in enumerate(inventory.post_labels)}
     case_ids = {label: i for i, label in enumerate(CASES)}
     parts: list[tuple[np.ndarray, ...]] = []
     chunk: list[Labelled] = []
     for document in documents:
-        if len(document):
+        if len(document[0] if isinstance(document, tuple) else document):
             chunk.append(document)
         if len(chunk) == _CHUNK_DOCS:
             parts.extend(_encode_chunk(chunk, tokenizer, post_ids, case_ids, ignore_case))
@@ -147,8 +161,11 @@ def encode_documents(
 
 
 def _encode_chunk(chunk, tokenizer, post_ids, case_ids, ignore_case):
+    timed = bool(chunk) and isinstance(chunk[0], tuple)
+    pauses = [p for _, p in chunk] if timed else [None] * len(chunk)
+    chunk = [d for d, _ in chunk] if timed else chunk
     encodings = tokenizer.encode_batch([doc.words for doc in chunk], add_special_tokens=False)
-    for doc, enc in zip(chunk, encodings):
+    for doc, enc, doc_pauses in zip(chunk, encodings, pauses):
         n = len(enc.ids)
         punct = np.full(n, -1, dtype=np.int8)
         case = np.full(n, -1, dtype=np.int8)
@@ -159,7 +176,12 @@ def _encode_chunk(chunk, tokenizer, post_ids, case_ids, ignore_case):
             case[positions] = [case_ids[label] for label, ok in zip(doc.case, has) if ok]
         starts = np.zeros(n, dtype=bool)
         starts[np.unique(enc.word_index[enc.word_index >= 0], return_index=True)[1]] = True
-        yield enc.ids.astype(np.int32), punct, case, starts
+        if doc_pauses is None:
+            yield enc.ids.astype(np.int32), punct, case, starts
+            continue
+        pause = np.full(n, np.nan, dtype=np.float16)
+        pause[positions] = np.asarray(doc_pauses, dtype=np.float16)[has]
+        yield enc.ids.astype(np.int32), punct, case, starts, pause
 
 
 def _concatenate(parts: list[tuple[np.ndarray, ...]]) -> EncodedCorpus:
@@ -170,7 +192,8 @@ def _concatenate(parts: list[tuple[np.ndarray, ...]]) -> EncodedCorpus:
         return EncodedCorpus(empty, empty.astype(np.int8), empty.astype(np.int8),
                              empty.astype(bool), offsets)
     columns = [np.concatenate([p[k] for p in parts]) for k in range(4)]
-    return EncodedCorpus(*columns, doc_offsets=offsets)
+    pause = np.concatenate([p[4] for p in parts]) if len(parts[0]) == 5 else None
+    return EncodedCorpus(*columns, doc_offsets=offsets, pause=pause)
 
 
 def _is_validation(line_number: int, path: str, fraction: float) -> bool:
@@ -184,6 +207,9 @@ def iter_source(source: SourceConfig, config: DataConfig, split: str) -> Iterato
         if split == "train":
             yield read_che(source.path).labelled()
         return
+    if source.format == "timed":
+        yield from _iter_timed(source, config, split)
+        return
     seed = int.from_bytes(hashlib.md5(source.path.encode()).digest()[:4], "little")
     rng = np.random.default_rng(seed)
     for number, document in enumerate(iter_documents(source.path, config.language)):
@@ -192,6 +218,39 @@ def iter_source(source: SourceConfig, config: DataConfig, split: str) -> Iterato
         if _is_validation(number, source.path, config.val_fraction) != (split == "val"):
             continue
         yield add_asr_noise(document, config.noise, rng) if split == "train" else document
+
+
+def _iter_timed(source: SourceConfig, config: DataConfig, split: str):
+    """(Labelled, pauses) of a timed source's split; records whose words do not parse one
+    to one (a token that is only a mark) are skipped."""
+    from punctum.audio.timed_text import read_timed
+
+    inventory = get_inventory(config.language)
+    skipped = 0
+    for number, (text, pauses) in enumerate(read_timed(source.path)):
+        if config.max_documents and number >= config.max_documents:
+            break
+        if _is_validation(number, source.path, config.val_fraction) != (split == "val"):
+            continue
+        labelled = parse(text, inventory)
+        if len(labelled) != len(pauses):
+            skipped += 1
+            continue
+        yield labelled, pauses
+    if skipped:
+        log.info("%s: %d records skipped (words do not parse one to one)", source.path, skipped)
+
+
+def read_dev(path: str, tokenizer: SubwordTokenizer, language: str = "en") -> EncodedCorpus:
+    """A dev set as one encoded document per record: a Che-format file (no case labels) or
+    a timed JSONL file (.jsonl/.jsonl.gz, with pauses)."""
+    inventory = get_inventory(language)
+    if ".jsonl" in Path(path).name:
+        source = SourceConfig(path, format="timed")
+        documents = _iter_timed(source, DataConfig((source,), val_fraction=0.0), "train")
+        return encode_documents(documents, tokenizer, inventory)
+    return encode_documents([read_che(path).labelled()], tokenizer, inventory,
+                            ignore_case=True)
 
 
 def encode_source(source, config, tokenizer, split, cache_dir) -> EncodedCorpus:

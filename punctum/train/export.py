@@ -33,6 +33,7 @@ from punctum.artifact import (
     WEIGHTS_FILE,
 )
 from punctum.models import build_model
+from punctum.pauses import EDGES
 from punctum.text import CASES, Inventory, build_casing_lexicon
 from punctum.tokenizer import SubwordTokenizer
 from punctum.train.checkpoint import load_checkpoint
@@ -87,17 +88,30 @@ def load_model_from_checkpoint(path: str | Path) -> tuple[torch.nn.Module, dict]
     return model.eval(), saved
 
 
+def pause_aware(model: torch.nn.Module) -> bool:
+    """Whether the model reads pause buckets (its ONNX graph then has a "pauses" input)."""
+    return getattr(model.config, "pause_buckets", 0) > 0
+
+
+def input_names(model: torch.nn.Module) -> list[str]:
+    return INPUT_NAMES + (["pauses"] if pause_aware(model) else [])
+
+
 def export_onnx(model: torch.nn.Module, path: Path) -> None:
     """Write an fp32 ONNX graph with dynamic batch and time axes."""
     ids = torch.randint(4, min(model.config.vocab_size, 100), (2, 9), dtype=torch.int64)
     lengths = torch.tensor([9, 6], dtype=torch.int64)
     axes = {"ids": {0: "batch", 1: "time"}, "lengths": {0: "batch"},
             "punct_logits": {0: "batch", 1: "time"}, "case_logits": {0: "batch", 1: "time"}}
+    inputs: tuple = (ids, lengths)
+    if pause_aware(model):
+        inputs = (ids, lengths, torch.randint(0, model.config.pause_buckets + 1, (2, 9)))
+        axes["pauses"] = {0: "batch", 1: "time"}
     # The exporter warns about packed-sequence shape inference and batch sizes; the parity
     # check below is what tells whether the graph is right.
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(model, (ids, lengths), str(path), input_names=INPUT_NAMES,
+        torch.onnx.export(model, inputs, str(path), input_names=input_names(model),
                           output_names=OUTPUT_NAMES, dynamic_axes=axes, opset_version=17,
                           dynamo=False)
 
@@ -148,11 +162,18 @@ def label_agreement(model: torch.nn.Module, onnx_path: Path, batches) -> float:
 
     session = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
     same, total = 0, 0
+    rng = np.random.default_rng(0)
     for ids, lengths, positions in batches:
+        feeds = {"ids": ids, "lengths": lengths}
+        if pause_aware(model):  # random pauses at the words: every bucket is exercised
+            feeds["pauses"] = np.zeros_like(ids)
+            for row, pos in enumerate(positions):
+                feeds["pauses"][row, pos] = rng.integers(0, model.config.pause_buckets + 1,
+                                                         len(pos))
         with torch.no_grad():
-            reference = [t.numpy() for t in model(torch.from_numpy(ids),
-                                                   torch.from_numpy(lengths))]
-        outputs = session.run(OUTPUT_NAMES, {"ids": ids, "lengths": lengths})
+            reference = [t.numpy() for t in model(*(torch.from_numpy(feeds[k])
+                                                    for k in input_names(model)))]
+        outputs = session.run(OUTPUT_NAMES, feeds)
         for row, pos in enumerate(positions):
             agree = np.ones(len(pos), dtype=bool)
             for ref, out in zip(reference, outputs):
@@ -181,6 +202,7 @@ def _lexicon(saved: dict, documents: int) -> dict[str, str]:
 
 def _metadata(saved: dict, options: ExportOptions, agreement: float, n_words: int) -> dict:
     recipe = saved["recipe"]
+    pauses = saved["model_config"].get("pause_buckets", 0) > 0
     return {
         "format_version": FORMAT_VERSION,
         "name": options.name or recipe.get("name", ""),
@@ -189,7 +211,9 @@ def _metadata(saved: dict, options: ExportOptions, agreement: float, n_words: in
         "case_labels": list(CASES),
         "tokenizer": {"file": TOKENIZER_FILE, "label_position": saved["label_position"]},
         "model": {"file": MODEL_FILE, "precision": _precision(options),
-                  "inputs": INPUT_NAMES, "outputs": OUTPUT_NAMES},
+                  "inputs": INPUT_NAMES + (["pauses"] if pauses else []),
+                  "outputs": OUTPUT_NAMES},
+        "pauses": {"edges": list(EDGES)} if pauses else None,
         "model_config": saved["model_config"],
         "weights": WEIGHTS_FILE if options.include_weights else None,
         "windows": {"size": options.window_size, "left": options.window_left,
@@ -260,6 +284,11 @@ def parity_texts(checkpoint: str | Path, max_words: int = 20000) -> list[list[st
 
     recipe = load_checkpoint(checkpoint)["recipe"]
     dev = recipe["data"].get("dev")
+    if dev and Path(dev).exists() and ".jsonl" in Path(dev).name:
+        from punctum.audio.timed_text import read_timed
+        from punctum.text import parse
+
+        return [list(parse(text).words) for text, _ in read_timed(dev)]
     if dev and Path(dev).exists():
         return [list(read_che(dev).labelled().words[:max_words])]
     texts, total = [], 0

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from punctum.config import build_dataclass as _build
 from punctum.config import existing, read_toml
+from punctum.pauses import PauseNoise
 from punctum.train.data import DataConfig, SourceConfig
 from punctum.train.noise import NoiseConfig
 
@@ -144,6 +145,10 @@ def parse_recipe(raw: dict, data_root: str | Path | None = None, name: str = "")
     if data.get("dev"):
         data["dev"] = existing(root / data["dev"], "data.dev")
     data["noise"] = _build(NoiseConfig, data.get("noise", {}), "data.noise")
+    pause_noise = dict(data.get("pause_noise", {}))
+    if "scale_range" in pause_noise:
+        pause_noise["scale_range"] = tuple(pause_noise["scale_range"])
+    data["pause_noise"] = _build(PauseNoise, pause_noise, "data.pause_noise")
     return Recipe(
         model=dict(raw["model"]),
         tokenizer=_build(TokenizerConfig, raw.get("tokenizer", {}), "tokenizer"),

@@ -27,11 +27,12 @@ import torch
 from punctum import metrics
 from punctum.models import build_model
 from punctum.models.transformer_tagger import TransformerTagger
+from punctum.pauses import N_BUCKETS, bucketize
 from punctum.text import CASES, LOWER, NULL, get_inventory
 from punctum.tokenizer import SubwordTokenizer, train_bpe
 from punctum.train import checkpoint
 from punctum.train.batching import Batch, WindowSampler, iter_batches, sequential_windows
-from punctum.train.data import EncodedCorpus, encode_documents, encode_source, iter_source
+from punctum.train.data import EncodedCorpus, encode_source, iter_source, read_dev
 from punctum.train.pretrained import resolve_pretrained
 from punctum.train.recipe import Recipe
 
@@ -116,7 +117,8 @@ def prepare_tokenizer(recipe: Recipe, out: Path, dist: Distributed) -> SubwordTo
         data = dataclasses.replace(recipe.data, max_documents=config.train_documents,
                                    noise=dataclasses.replace(recipe.data.noise, drop=0.0,
                                                              insert=0.0, substitute=0.0))
-        docs = (d.words for s in data.sources for d in iter_source(s, data, "train"))
+        docs = ((d[0] if isinstance(d, tuple) else d).words  # timed sources: (doc, pauses)
+                for s in data.sources for d in iter_source(s, data, "train"))
         train_bpe(docs, config.vocab_size, label_position=config.label_position).save(path)
     _barrier(dist)
     return SubwordTokenizer.load(path, config.label_position)
@@ -134,14 +136,10 @@ def prepare_corpora(recipe: Recipe, tokenizer: SubwordTokenizer, out: Path, dist
 
 
 def prepare_dev(recipe: Recipe, tokenizer: SubwordTokenizer) -> EncodedCorpus | None:
-    """The dev set (Che format) as one encoded document, or None."""
+    """The dev set (Che format, or timed JSONL with pauses) encoded, or None."""
     if not recipe.data.dev:
         return None
-    from punctum.corpora import read_che
-
-    labelled = read_che(recipe.data.dev).labelled()
-    return encode_documents([labelled], tokenizer, get_inventory(recipe.data.language),
-                            ignore_case=True)
+    return read_dev(recipe.data.dev, tokenizer, recipe.data.language)
 
 
 def build_for_recipe(recipe: Recipe, tokenizer: SubwordTokenizer) -> torch.nn.Module:
@@ -181,6 +179,20 @@ def _to_device(batch: Batch, device: str) -> tuple[torch.Tensor, ...]:
                  for a in (batch.ids, batch.lengths, batch.punct, batch.case))
 
 
+def uses_pauses(model: torch.nn.Module) -> bool:
+    """Whether the model reads pause buckets (a PauseAware model)."""
+    return getattr(getattr(model, "config", None), "pause_buckets", 0) > 0
+
+
+def model_inputs(model: torch.nn.Module, batch: Batch, device: str) -> dict:
+    """Keyword inputs beyond (ids, lengths): {"pauses": (B, T) int64 buckets} for a
+    PauseAware model (all unknown when the batch has no timings), else {}."""
+    if not uses_pauses(model):
+        return {}
+    seconds = batch.pauses if batch.pauses is not None else np.full(batch.ids.shape, np.nan)
+    return {"pauses": torch.from_numpy(bucketize(seconds)).to(device)}
+
+
 def row_settings(batch: Batch, default_smoothing: float, device: str):
     """(weights, smoothing) for the loss: (B, T) weights or None, (B, 1) smoothing or a float."""
     shape = batch.punct.shape
@@ -218,13 +230,17 @@ class TaggingTask:
         self.sampler = tagging_sampler(recipe, prepare_corpora(recipe, self.tokenizer, out, dist),
                                        self.tokenizer, dist)
         self.model = build_for_recipe(recipe, self.tokenizer).to(device)
+        if uses_pauses(self.model) and self.model.config.pause_buckets != N_BUCKETS:
+            raise ValueError(f"model.pause_buckets must be {N_BUCKETS} (the buckets of "
+                             f"punctum.pauses.EDGES), got {self.model.config.pause_buckets}")
         self.dev = prepare_dev(recipe, self.tokenizer) if dist.main else None
 
     def loss(self, wrapped, batch: Batch) -> torch.Tensor:
         ids, lengths, punct, case = _to_device(batch, self.device)
         weights, smoothing = row_settings(batch, self.recipe.train.label_smoothing, self.device)
+        extra = model_inputs(self.model, batch, self.device)
         with autocast(self.device, self.recipe.train.dtype):
-            punct_logits, case_logits = wrapped(ids, lengths)
+            punct_logits, case_logits = wrapped(ids, lengths, **extra)
         return self.model.loss(punct_logits.float(), case_logits.float(), punct, case,
                                punct_weights=weights, case_weights=weights,
                                label_smoothing=smoothing)
@@ -251,7 +267,8 @@ def tagging_sampler(recipe: Recipe, corpora, tokenizer, dist: Distributed) -> Wi
     return WindowSampler(corpora, [s.weight for s in sources], recipe.data.max_subwords,
                          (tokenizer.bos_id, tokenizer.eos_id, tokenizer.pad_id),
                          seed=recipe.train.seed + 1000 * dist.rank,
-                         loss_weights=[s.loss_weight for s in sources], smoothing=smoothing)
+                         loss_weights=[s.loss_weight for s in sources], smoothing=smoothing,
+                         pause_noise=recipe.data.pause_noise)
 
 
 @torch.no_grad()
@@ -268,7 +285,7 @@ def predict_corpus(model, corpus: EncodedCorpus, windows, batch_size: int, speci
     for batch in iter_batches(corpus, windows, batch_size, special_ids):
         ids, lengths, punct, case = _to_device(batch, device)
         with autocast(device, dtype):
-            punct_logits, case_logits = model(ids, lengths)
+            punct_logits, case_logits = model(ids, lengths, **model_inputs(model, batch, device))
         mask = punct >= 0
         gold.append(punct[mask].cpu().numpy())
         pred.append(punct_logits.float().argmax(-1)[mask].cpu().numpy())
@@ -374,11 +391,17 @@ def _load_initial_weights(model: torch.nn.Module, path: str) -> None:
     """Start from a checkpoint's weights; a different architecture is a one-line error."""
     saved = checkpoint.load_checkpoint(path)
     try:
-        model.load_state_dict(saved["model"])
+        result = model.load_state_dict(saved["model"], strict=False)
     except RuntimeError as error:
         first = str(error).strip().splitlines()[0]
         raise ValueError(f"train.init_from: {path} does not fit this recipe's model "
                          f"({first})") from None
+    # A pause embedding added to a text model starts from zeros (see CnnBiLstm).
+    missing = [k for k in result.missing_keys if not k.startswith("pause_")]
+    if missing or result.unexpected_keys:
+        names = ", ".join((missing + list(result.unexpected_keys))[:3])
+        raise ValueError(f"train.init_from: {path} does not fit this recipe's model "
+                         f"(missing or unexpected weights: {names})")
     log.info("model weights from %s", path)
 
 
