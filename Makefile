@@ -24,7 +24,7 @@ $(TEST_VENV)/.installed: pyproject.toml scripts/system-deps.sh
 	$(TEST_VENV)/bin/pip install --quiet --upgrade pip
 	# torch first, pinned to the local CPU wheel: the range in pyproject is then satisfied
 	$(TEST_VENV)/bin/pip install --quiet torch==$(TORCH_VERSION)
-	$(TEST_VENV)/bin/pip install --quiet -e ".[dev,train,plot,serve,ray,audio]"
+	$(TEST_VENV)/bin/pip install --quiet -e ".[dev,train,plot,serve,ray,audio,asr]"
 	touch $@
 
 install-test: $(TEST_VENV)/.installed

@@ -24,6 +24,7 @@ import numpy as np
 from punctum import artifact as artifacts
 from punctum.ctc_vocab import CtcVocabulary
 from punctum.decoding import Decoded, greedy, prefix_beam_search
+from punctum.pauses import pauses_after
 from punctum.text import Labelled, parse, render
 
 
@@ -194,9 +195,12 @@ class Transcriber:
         """Words with marks (model or cascade) and case labels (lexical model or none)."""
         from punctum.runtime import RestoreOptions
 
-        if not self.end_to_end:
+        if not self.end_to_end:  # a cascade: a pause-aware lexical model hears the pauses
             text = " ".join(w.word for w in raw)
-            return self.punctuator.restore_detailed([text], RestoreOptions())[0].labelled
+            pauses = pauses_after([w.start for w in raw], [w.end for w in raw])
+            timing = [pauses] if len(parse(text, self._inventory())) == len(raw) else None
+            return self.punctuator.restore_detailed([text], RestoreOptions(),
+                                                    pauses=timing)[0].labelled
         given = parse(" ".join(w.word + w.mark for w in raw), self._inventory())
         if self.punctuator is None:
             return given

@@ -285,3 +285,18 @@ def test_word_timings_reach_the_model_through_formats(pause_artifact):
     assert ends == sentence_ends
     without = formats.restore_transcript(transcript, punctuator, RestoreOptions(pauses=False))
     assert [t.text for c in without.cues for t in c.tokens] != [t.text for t in tokens]
+
+
+def test_subtitle_cue_gaps_become_pauses():
+    from punctum import formats
+    from punctum.text import parse
+
+    srt = ("1\n00:00:00,000 --> 00:00:01,500\nwe went home\n\n"
+           "2\n00:00:02,500 --> 00:00:04,000\nit was late and\n\n"
+           "3\n00:00:04,100 --> 00:00:05,000\nwe slept\n")
+    transcript = formats.loads(srt, "srt")
+    parsed = [[parse(t.text) for t in cue.tokens] for cue in transcript.cues]
+    pauses = formats.word_pauses(transcript, parsed, [0, 1, 2])
+    assert len(pauses) == 9
+    assert pauses[2] == pytest.approx(1.0) and pauses[6] == pytest.approx(0.1)
+    assert np.isnan(pauses[[0, 1, 3, 4, 5, 7, 8]]).all()  # inside cues, and the last word

