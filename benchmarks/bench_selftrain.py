@@ -4,14 +4,20 @@
         --data ../shared/data [--steps 1500] [--teacher runs/en-base/best.pt]
 
 Rows, all students of one round from the same teacher and the same pseudo labels:
-    baseline                      the teacher (labelled data only)
+    baseline                      the teacher (labelled data only); with student_init =
+                                  "teacher" in the recipe, the teacher trained on for the
+                                  students' steps on labelled data only (the teacher itself
+                                  is shown as an extra row)
     vanilla self-training         alpha 1, beta_human 0, beta_pseudo 0
     + weighted loss               alpha from the recipe, no smoothing
     + label smoothing             alpha, beta_human = beta_pseudo = the recipe's beta_human
     + discriminative smoothing    alpha, beta_human, beta_pseudo from the recipe
-Each model is exported (int8 ONNX), restored through the public API and scored: P/R/F1 per
-mark and overall, and a paired bootstrap (1,000 resamples over reference sentences) against
-the baseline. Finished runs in --out are reused, so the script resumes after a stop.
+Each model is exported (fp32 ONNX; --int8 for per-channel int8), restored through the public
+API and scored: P/R/F1 per mark and overall, and a paired bootstrap (1,000 resamples over
+reference sentences) against the baseline. Finished runs in --out are reused, so the script
+resumes after a stop; --only trains and scores a subset of rows (by folder name:
+baseline-control, vanilla-self-training, weighted-loss, label-smoothing,
+discriminative-label-smoothing).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import argparse
 import dataclasses
 import datetime
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -46,11 +53,28 @@ def variants(config: st.SelfTrainConfig) -> dict[str, st.SelfTrainConfig]:
     }
 
 
-def export(checkpoint: Path, folder: Path) -> Path:
+def folder_name(row_name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", row_name.lower()).strip("-")
+
+
+def export(checkpoint: Path, folder: Path, int8: bool) -> Path:
+    """fp32 ONNX by default (the ablation compares training, not quantization); int8 is
+    per-channel, as the bundled Transformer taggers are exported."""
     if not (folder / "punctum.json").exists():
-        export_artifact(checkpoint, folder, checkpoint.parent / "tokenizer.json",
-                        ExportOptions(name=folder.name), parity_texts(checkpoint))
+        window = checkpoint_window(checkpoint)
+        options = ExportOptions(name=folder.name, int8=int8, per_channel=int8,
+                                min_agreement=0.985 if int8 else 0.995, **window)
+        export_artifact(checkpoint, folder, checkpoint.parent / "tokenizer.json", options,
+                        parity_texts(checkpoint))
     return folder
+
+
+def checkpoint_window(checkpoint: Path) -> dict:
+    """Double-overlap windows that fit the model's training length (128 -> 128/32/16)."""
+    from punctum.train.checkpoint import load_checkpoint
+
+    size = load_checkpoint(checkpoint)["recipe"]["data"]["max_subwords"]
+    return {"window_size": size, "window_left": size // 4, "window_right": size // 8}
 
 
 def score_model(artifact: Path, data: Path):
@@ -78,12 +102,16 @@ def main() -> None:
     parser.add_argument("--steps", type=int, help="override train.steps for every student")
     parser.add_argument("--teacher", help="teacher checkpoint (default: train round 0)")
     parser.add_argument("--max-pool-documents", type=int, help="cap the pool")
+    parser.add_argument("--int8", action="store_true", help="score int8 exports")
+    parser.add_argument("--only", nargs="+", metavar="ROW", help="rows to train and score")
     args = parser.parse_args()
     data, out = Path(args.data), Path(args.out)
     recipe, config = st.load_selftrain_recipe(args.recipe, data)
-    if args.steps:
+    if args.steps:  # the students' (and a trained teacher's) steps
         recipe = dataclasses.replace(recipe, train=dataclasses.replace(recipe.train,
                                                                        steps=args.steps))
+        config = dataclasses.replace(config, student_train=config.student_train
+                                     | {"steps": args.steps})
     if args.max_pool_documents:
         config = dataclasses.replace(config, max_pool_documents=args.max_pool_documents)
     out.mkdir(parents=True, exist_ok=True)
@@ -95,9 +123,16 @@ def main() -> None:
     teacher_artifact = st._export_teacher(teacher, out / "teacher-fp32", "teacher")
     pseudo = st.pseudo_label(teacher_artifact, pool, out / "pseudo", config)
     checkpoints = {"baseline": teacher}
-    for name, variant in variants(config).items():
-        folder = out / name.strip("+ ").replace(" ", "-")
-        st._train_round(st.student_recipe(recipe, pseudo, variant), folder,
+    students = {name: (pseudo, variant) for name, variant in variants(config).items()}
+    if config.student_init == "teacher":
+        checkpoints = {"teacher": teacher}
+        students = {"baseline (control)": (None, config)} | students
+    wanted = set(args.only or [folder_name(name) for name in students])
+    for name, (pseudo_file, variant) in students.items():
+        if folder_name(name) not in wanted:
+            continue
+        folder = out / folder_name(name)
+        st._train_round(st.student_recipe(recipe, pseudo_file, variant, teacher), folder,
                         teacher.parent / "tokenizer.json", cache, progress=True)
         checkpoints[name] = folder / "best.pt"
     print(f"# {datetime.date.today()} · {hardware()} · {' '.join(sys.argv)}")
@@ -105,8 +140,13 @@ def main() -> None:
           "ΔF1 vs baseline (p) |")
     print("|---|---|---|---|---|---|")
     baseline_hyp, results = None, {}
-    for name, checkpoint in checkpoints.items():
-        artifact = export(checkpoint, out / "artifacts" / checkpoint.parent.name)
+    baseline = next(n for n in ("baseline (control)", "baseline", "teacher") if n in checkpoints)
+    order = [baseline] + [name for name in checkpoints if name != baseline]
+    for name in order:
+        checkpoint = checkpoints[name]
+        suffix = "-int8" if args.int8 else ""
+        artifact = export(checkpoint, out / "artifacts" / f"{checkpoint.parent.name}{suffix}",
+                          args.int8)
         punct, hyp, ref = score_model(artifact, data)
         boot = None if baseline_hyp is None else compare(ref, baseline_hyp, hyp,
                                                          get_inventory("en"))

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import logging
 import os
 import sys
+from pathlib import Path
 
 from punctum.version import __version__
 
@@ -420,7 +422,6 @@ def _add_export(subparsers) -> None:
 
 def _run_export(args) -> int:
     import json
-    from pathlib import Path
 
     with needs_extra("train", "export"):
         from punctum.train.export import ExportOptions, export_artifact, parity_texts
@@ -451,6 +452,9 @@ def _add_selftrain(subparsers) -> None:
     parser.add_argument("--out", required=True, help="output folder (rounds, pool, best.pt)")
     parser.add_argument("--data-root", default="../shared/data",
                         help="folder that relative paths in the recipe start from")
+    parser.add_argument("--teacher", metavar="CHECKPOINT",
+                        help="start from this trained checkpoint instead of training round 0 "
+                             "(overrides selftrain.teacher)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(run=_run_selftrain)
 
@@ -459,6 +463,10 @@ def _run_selftrain(args) -> int:
     with needs_extra("train", "self-training"):
         from punctum.train.selftrain import load_selftrain_recipe, selftrain
     recipe, config = load_selftrain_recipe(args.recipe, args.data_root)
+    if args.teacher:
+        if not Path(args.teacher).is_file():
+            raise FileNotFoundError(f"--teacher: {args.teacher}: no such file")
+        config = dataclasses.replace(config, teacher=args.teacher)
     summary = selftrain(recipe, config, args.out, progress=not args.no_progress)
     rounds = ", ".join(f"round {r['round']}: {r['dev_f1'] * 100:.1f}" for r in summary["rounds"])
     print(f"dev F1 {rounds}; best round {summary['best_round']} -> {args.out}/best.pt")

@@ -202,3 +202,41 @@ def test_selftrain_recipe_errors(tmp_path, tiny_corpus):
     recipe.write_text(TINY_RECIPE + '\n[selftrain]\npool = ["train.txt"]\nalpah = 1\n')
     with pytest.raises(ValueError, match="unknown key selftrain.alpah"):
         st.load_selftrain_recipe(recipe, tiny_corpus)
+
+
+def test_warm_started_students_start_from_their_teacher(tmp_path, tiny_corpus):
+    recipe = parse_recipe(tomllib.loads(TINY_RECIPE), tiny_corpus, name="tiny")
+    config = selftrain_config(tmp_path, student_init="teacher",
+                              student_train={"steps": 7, "lr": 3e-5})
+    student = st.student_recipe(recipe, tmp_path / "pseudo.txt.gz", config, "teacher.pt")
+    assert student.train.init_from == "teacher.pt"
+    assert (student.train.steps, student.train.lr) == (7, 3e-5)
+    assert student.train.batch_size == recipe.train.batch_size
+    assert student.data.sources[-1].path.endswith("pseudo.txt.gz")
+    control = st.student_recipe(recipe, None, config, "teacher.pt")  # labelled data only
+    assert len(control.data.sources) == len(recipe.data.sources)
+    assert control.train == student.train
+    # the paper's setting: students start where the teacher started
+    same = st.student_recipe(recipe, None, selftrain_config(tmp_path), "teacher.pt")
+    assert same.train.init_from == recipe.train.init_from
+
+
+def test_student_train_overrides_are_checked(tmp_path, tiny_corpus):
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(TINY_RECIPE + '\n[selftrain]\npool = ["train.txt"]\n'
+                      'student_train = {stpes = 10}\n')
+    with pytest.raises(ValueError, match="unknown key selftrain.student_train.stpes"):
+        st.load_selftrain_recipe(recipe, tiny_corpus)
+    recipe.write_text(TINY_RECIPE + '\n[selftrain]\npool = ["train.txt"]\n'
+                      'student_init = "scratch"\n')
+    with pytest.raises(ValueError, match="student_init must be one of"):
+        st.load_selftrain_recipe(recipe, tiny_corpus)
+
+
+def test_pool_word_cap_keeps_whole_documents_in_order():
+    documents = [" ".join(f"w{i}" for _ in range(n)) for i, n in enumerate([5, 3, 8, 2, 6, 4])]
+    kept = st.subsample_words(documents, 12)
+    assert sum(len(d.split()) for d in kept) <= 12 and kept
+    assert kept == [d for d in documents if d in kept]  # original order, whole documents
+    assert st.subsample_words(documents, 12) == kept  # seeded
+    assert st.subsample_words(documents, 10**6) == documents

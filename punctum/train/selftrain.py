@@ -9,11 +9,15 @@ A self-training recipe is an ordinary training recipe plus a [selftrain] table:
     beta_human = 0.1     # label smoothing of human labels (beta_1)
     beta_pseudo = 0.2    # label smoothing of pseudo labels (beta_2)
     rounds = 3           # at most; stops when dev F1 stops improving
+    student_init = "pretrained"   # or "teacher": warm-start each student (short CPU budgets)
+    student_train = {steps = 1000, lr = 3e-5, warmup_steps = 50}   # [train] overrides
 
 Round 0 trains the teacher on the labelled sources (or takes `teacher`, a checkpoint). Each
 round r >= 1 exports the best model so far as an fp32 ONNX artifact, pseudo-labels the pool
-with it (batched, resumable by parts, deterministic), and trains a student from the same
-initialisation on labelled + pseudo-labelled data. Everything lives in the output folder:
+with it (batched, resumable by parts, deterministic), and trains a student on labelled +
+pseudo-labelled data: from the same initialisation as the teacher (the paper), or, with
+student_init = "teacher", from the teacher's weights for a shorter run (student_train).
+Everything lives in the output folder:
 
     pool.txt.gz            the normalised pool (checked against eval_files once)
     round-0/               teacher run (best.pt, history.json, ...)
@@ -28,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import random
 import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -42,6 +47,9 @@ from punctum.train.data import SourceConfig
 from punctum.train.recipe import Recipe, parse_recipe
 
 log = logging.getLogger(__name__)
+
+
+STUDENT_INITS = ("pretrained", "teacher")
 
 
 @dataclass(frozen=True)
@@ -63,7 +71,13 @@ class SelfTrainConfig:
         teacher: a checkpoint to start from instead of training round 0.
         chunk_documents: pool documents per pseudo-label part (the unit of resuming).
         max_pool_documents: use at most this many pool documents (0 = all).
+        max_pool_words: keep a random subset of the pool's documents (seeded, in their
+            order) of at most about this many words (0 = all).
         threads: ONNX Runtime threads for pseudo-labelling (0 = its default).
+        student_init: "pretrained" (each student starts where the teacher started, as in
+            the paper) or "teacher" (each student starts from its teacher's weights).
+        student_train: [train] fields that students override (e.g. steps, lr,
+            warmup_steps), for warm-started students that need fewer steps.
     """
 
     pool: tuple[str, ...]
@@ -79,7 +93,10 @@ class SelfTrainConfig:
     teacher: str | None = None
     chunk_documents: int = 512
     max_pool_documents: int = 0
+    max_pool_words: int = 0
     threads: int = 0
+    student_init: str = "pretrained"
+    student_train: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pool", tuple(self.pool))
@@ -94,6 +111,8 @@ class SelfTrainConfig:
             (0 <= self.min_confidence < 1, "selftrain.min_confidence must be in [0, 1)"),
             (self.ngram >= 2, "selftrain.ngram must be >= 2"),
             (self.chunk_documents >= 1, "selftrain.chunk_documents must be >= 1"),
+            (self.student_init in STUDENT_INITS,
+             f"selftrain.student_init must be one of {STUDENT_INITS}, got {self.student_init!r}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -116,7 +135,19 @@ def load_selftrain_recipe(path: str | Path, data_root: str | Path | None = None
         eval_files=tuple(existing(root / p, "selftrain.eval_files") for p in config.eval_files))
     if recipe.data.dev is None:
         raise ValueError("self-training selects rounds on dev F1: set data.dev in the recipe")
+    student_train_config(recipe, config)  # unknown or mistyped overrides fail here
     return recipe, config
+
+
+def student_train_config(recipe: Recipe, config: SelfTrainConfig,
+                         teacher: str | Path | None = None):
+    """The students' [train] table: the recipe's, with student_train applied and, for
+    student_init = "teacher", init_from set to the teacher checkpoint."""
+    overrides = dict(config.student_train)
+    if teacher is not None and config.student_init == "teacher":
+        overrides["init_from"] = str(teacher)
+    merged = dataclasses.asdict(recipe.train) | overrides
+    return build_dataclass(type(recipe.train), merged, "selftrain.student_train")
 
 
 
@@ -179,6 +210,8 @@ def build_pool(config: SelfTrainConfig, out: Path) -> Path:
     if path.exists():
         return path
     documents = list(iter_pool_documents(config.pool, config.max_pool_documents))
+    if config.max_pool_words:
+        documents = subsample_words(documents, config.max_pool_words)
     if not documents:
         raise ValueError("the self-training pool has no words")
     if config.eval_files:
@@ -187,6 +220,21 @@ def build_pool(config: SelfTrainConfig, out: Path) -> Path:
         log.info("pool: %d documents, %d shared %d-grams", len(documents), shared, config.ngram)
     _write_atomic(path, "".join(d + "\n" for d in documents))
     return path
+
+
+def subsample_words(documents: list[str], max_words: int, seed: int = 0) -> list[str]:
+    """A seeded random subset of documents, in their original order, whose word count
+    stays within max_words (documents are never cut)."""
+    order = list(range(len(documents)))
+    random.Random(seed).shuffle(order)
+    keep, words = [], 0
+    for index in order:
+        size = len(documents[index].split())
+        if words + size > max_words:
+            continue
+        keep.append(index)
+        words += size
+    return [documents[i] for i in sorted(keep)]
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -263,14 +311,19 @@ def pseudo_label(artifact: str | Path, pool_file: str | Path, out_dir: str | Pat
 
 # ----------------------------------------------------------------------------- rounds
 
-def student_recipe(recipe: Recipe, pseudo_file: str | Path, config: SelfTrainConfig) -> Recipe:
-    """The labelled recipe plus the pseudo-labelled source, with alpha and the betas."""
+def student_recipe(recipe: Recipe, pseudo_file: str | Path | None, config: SelfTrainConfig,
+                   teacher: str | Path | None = None) -> Recipe:
+    """The labelled recipe plus the pseudo-labelled source, with alpha and the betas, and
+    the students' training settings. pseudo_file None: labelled data only (the control of a
+    warm-started student: the same extra steps without pseudo labels)."""
     human = tuple(dataclasses.replace(s, label_smoothing=config.beta_human)
                   for s in recipe.data.sources)
-    pseudo = SourceConfig(path=str(pseudo_file), weight=config.pseudo_weight,
-                          loss_weight=config.alpha, label_smoothing=config.beta_pseudo)
-    data = dataclasses.replace(recipe.data, sources=human + (pseudo,))
-    return dataclasses.replace(recipe, data=data, name=f"{recipe.name}-student")
+    pseudo = () if pseudo_file is None else (SourceConfig(
+        path=str(pseudo_file), weight=config.pseudo_weight, loss_weight=config.alpha,
+        label_smoothing=config.beta_pseudo),)
+    data = dataclasses.replace(recipe.data, sources=human + pseudo)
+    return dataclasses.replace(recipe, data=data, name=f"{recipe.name}-student",
+                               train=student_train_config(recipe, config, teacher))
 
 
 def _train_round(recipe: Recipe, folder: Path, tokenizer: Path | None, shared_cache: Path,
@@ -322,7 +375,8 @@ def selftrain(recipe: Recipe, config: SelfTrainConfig, out_dir: str | Path,
         folder = out / f"round-{r}"
         teacher = _export_teacher(best_checkpoint, folder / "teacher", f"teacher-{r}")
         pseudo = pseudo_label(teacher, pool, folder / "pseudo", config, progress)
-        f1 = _train_round(student_recipe(recipe, pseudo, config), folder / "student",
+        f1 = _train_round(student_recipe(recipe, pseudo, config, best_checkpoint),
+                          folder / "student",
                           best_checkpoint.parent / "tokenizer.json", cache, progress)
         history.append({"round": r, "dev_f1": f1,
                         "checkpoint": str(folder / "student" / "best.pt")})
