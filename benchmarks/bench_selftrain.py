@@ -126,7 +126,8 @@ def main() -> None:
     students = {name: (pseudo, variant) for name, variant in variants(config).items()}
     if config.student_init == "teacher":
         checkpoints = {"teacher": teacher}
-        students = {"baseline (control)": (None, config)} | students
+        control = dataclasses.replace(config, beta_human=0.0)  # plain supervised training
+        students = {"baseline (control)": (None, control)} | students
     wanted = set(args.only or [folder_name(name) for name in students])
     for name, (pseudo_file, variant) in students.items():
         if folder_name(name) not in wanted:
