@@ -3,7 +3,7 @@
 
     python benchmarks/bench_e2e.py --synthetic corpora/speech-synth/test/manifest.jsonl \\
         --lj ../shared/data/speech/ljspeech_LJ001 --threads 2 \\
-        --whisper --sphinx en-tiny --sphinx en-base \\
+        --whisper --sphinx en-tiny --sphinx en-accurate \\
         --ctc e2e-inter=runs/e2e-synth/artifact --ctc cascade=runs/asr-synth/artifact
 
 Test sets: (a) --synthetic: a `punctum synth` manifest (the test split of
