@@ -462,11 +462,11 @@ def _add_selftrain(subparsers) -> None:
 def _run_selftrain(args) -> int:
     with needs_extra("train", "self-training"):
         from punctum.train.selftrain import load_selftrain_recipe, selftrain
+    from punctum.config import existing
+
     recipe, config = load_selftrain_recipe(args.recipe, args.data_root)
     if args.teacher:
-        if not Path(args.teacher).is_file():
-            raise FileNotFoundError(f"--teacher: {args.teacher}: no such file")
-        config = dataclasses.replace(config, teacher=args.teacher)
+        config = dataclasses.replace(config, teacher=existing(args.teacher, "--teacher"))
     summary = selftrain(recipe, config, args.out, progress=not args.no_progress)
     rounds = ", ".join(f"round {r['round']}: {r['dev_f1'] * 100:.1f}" for r in summary["rounds"])
     print(f"dev F1 {rounds}; best round {summary['best_round']} -> {args.out}/best.pt")
