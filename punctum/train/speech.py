@@ -114,7 +114,8 @@ def compute_features(records, config: FeatureConfig, cache: Path | None = None
     from tqdm import tqdm
 
     parts = []
-    for record in tqdm(records, desc="log-mel features", unit="utt", leave=False):
+    # disable=None: no bar when stderr is not a terminal (logs of background runs).
+    for record in tqdm(records, desc="log-mel features", unit="utt", leave=False, disable=None):
         if record.audio_path is None:
             raise ValueError(f"utterance {record.id!r} has no audio file")
         parts.append(log_mel(load_audio(record.audio_path, config.sample_rate), config)

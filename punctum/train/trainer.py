@@ -489,8 +489,9 @@ def _after_step(run: _Run, state: RunState, losses: list[float], bar) -> None:
     if state.step % config.log_every == 0:
         loss = float(np.mean(losses[-config.log_every:]))
         bar.set_postfix(loss=f"{loss:.4f}", best_f1=f"{max(state.best_f1, 0) * 100:.1f}")
-        log.debug("step %d loss %.4f (%.2f s/step)", state.step, loss,
-                  state.seconds / max(state.step, 1))
+        # Without a progress bar (--no-progress, background runs) the log shows the loss.
+        log.log(logging.INFO if bar.disable else logging.DEBUG, "step %d loss %.4f (%.2f s/step)",
+                state.step, loss, state.seconds / max(state.step, 1))
     last = state.step == config.steps
     if run.dist.main and (state.step % config.eval_every == 0 or last):
         _evaluate_and_select(run, state, float(np.mean(losses[-config.eval_every:])))
