@@ -16,10 +16,11 @@ model, lowercase words) followed by punctum's lexical model MODEL, a real-ASR ca
 --ctc NAME=FOLDER[@MODEL]: a punctum acoustic model (`punctum transcribe`; end-to-end when
 its vocabulary has marks, else a cascade with the lexical model MODEL, default the bundled
 one).
-Scoring (punctum.evaluation): hypotheses are aligned to the reference words; WER on words
-with marks and case removed; punctuation P/R/F1 per mark and overall on the aligned words
-("!" counted with "."); mid-utterance vs utterance-final F1 (the last word of each
-reference utterance is final); parameters where known; RTF = processing seconds per second
+Scoring (punctum.evaluation.score_utterances): each hypothesis is aligned to its own
+reference utterance (exact at any error rate); WER on words with marks and case removed;
+punctuation P/R/F1 per mark and overall on the aligned words ("!" counted with ".");
+mid-utterance vs utterance-final F1 (the last word of each reference utterance is final);
+parameters where known; RTF = processing seconds per second
 of audio on --threads threads (pocketsphinx decodes each clip once: the first --sphinx row's
 RTF includes recognition, later ones only their lexical model). Prints markdown or --json.
 
@@ -47,7 +48,7 @@ from common import hardware
 
 from punctum.audio.io import SAMPLE_RATE, load_audio
 from punctum.audio.manifest import read_records
-from punctum.evaluation import join_texts, score
+from punctum.evaluation import score_utterances
 from punctum.text import get_inventory, parse
 
 Recognizer = Callable[[np.ndarray], str]
@@ -179,9 +180,7 @@ def run_system(recognize: Recognizer, items: list[tuple[str, np.ndarray]]) -> di
     start = time.perf_counter()
     hyps = [recognize(samples) for _, samples in items]
     seconds = time.perf_counter() - start
-    reference = join_texts([text for text, _ in items])
-    hypothesis = join_texts([h for h in hyps if h.strip()])
-    evaluation = score(reference, hypothesis, inventory, mid_final=True)
+    evaluation = score_utterances([text for text, _ in items], hyps, inventory, mid_final=True)
     audio = sum(len(s) for _, s in items) / SAMPLE_RATE
     result = evaluation.to_dict()
     result.update(real_time_factor=seconds / audio, audio_seconds=audio,

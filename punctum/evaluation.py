@@ -277,11 +277,34 @@ def _mid_final(ref_post, hyp_post, ref: ScoredFile, labels) -> metrics.MidFinalS
     return metrics.score_mid_final(ref_post, hyp_post, ref.is_final, labels, NULL)
 
 
+def score_utterances(refs: list[str], hyps: list[str], inventory: Inventory,
+                     mid_final: bool = False) -> Evaluation:
+    """Scores of paired utterances (reference i against hypothesis i), aligned utterance by
+    utterance: exact at any error rate, unlike aligning the joined texts (`score`), which
+    anchors on words and can pair words of different utterances when most words are wrong.
+    WER and CER are totals over the utterances; each reference's last word is final."""
+    if len(refs) != len(hyps):
+        raise ValueError(f"{len(refs)} references but {len(hyps)} hypotheses")
+    ref_units = [parse(text, inventory) for text in refs]
+    hyp_units = [parse(text, inventory) for text in hyps]
+    ref, hyp = _join_units(ref_units), _join_units(hyp_units)
+    counts = {"ref_words": len(ref.labelled), "hyp_words": len(hyp.labelled)}
+    alignment = metrics.align_segments([u.words for u in ref_units],
+                                       [u.words for u in hyp_units])
+    chars = [len(" ".join(u.words)) for u in ref_units]
+    cer_edits = sum(metrics.char_error_rate(r.words, h.words) * max(n, 1)
+                    for r, h, n in zip(ref_units, hyp_units, chars))
+    return _score_aligned(ref, hyp, inventory, mid_final, counts, alignment,
+                          cer=cer_edits / max(sum(chars), 1))
+
+
 def _score_aligned(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory, mid_final: bool,
-                   counts: dict) -> Evaluation:
+                   counts: dict, alignment: metrics.Alignment | None = None,
+                   cer: float | None = None) -> Evaluation:
     labels = _labels_for(ref, inventory)
     hyp_post = _map_che(hyp.labelled.post) if ref.che is not None else hyp.labelled.post
-    alignment = metrics.align_words(ref.labelled.words, hyp.labelled.words)
+    if alignment is None:
+        alignment = metrics.align_words(ref.labelled.words, hyp.labelled.words)
     ref_seq, hyp_seq = metrics.project_labels(alignment, ref.labelled.post, hyp_post, NULL)
     punct = metrics.score_labels(ref_seq, hyp_seq, labels, NULL)
     case = None
@@ -293,7 +316,8 @@ def _score_aligned(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory, mid_f
     if mid_final and ref.che is None:
         final = np.append(ref.is_final, False)[alignment.ref_index]  # inserted words: mid
         split = metrics.score_mid_final(ref_seq, hyp_seq, final, labels, NULL)
-    cer = metrics.char_error_rate(ref.labelled.words, hyp.labelled.words)
+    if cer is None:
+        cer = metrics.char_error_rate(ref.labelled.words, hyp.labelled.words)
     return Evaluation(punct, case, alignment, cer, split, counts=counts)
 
 

@@ -419,6 +419,39 @@ def align_words(ref_words: Sequence[str], hyp_words: Sequence[str]) -> Alignment
     return _make_alignment(ref_ids, hyp_ids, ref_index, hyp_index)
 
 
+def align_segments(ref_segments: Sequence[Sequence[str]],
+                   hyp_segments: Sequence[Sequence[str]]) -> Alignment:
+    """Align paired segments (e.g. utterances) one by one and join the alignments.
+
+    With known segment boundaries nothing can be matched across segments, so the result is
+    exact whenever each pair is (utterance-sized pairs always are), whatever the error rate;
+    `align_words` on the joined text relies on anchors that are only dependable at ASR-like
+    error rates. Indices refer to the concatenated words.
+
+    Args:
+        ref_segments: S sequences of reference words.
+        hyp_segments: S sequences of hypothesis words (empty ones allowed).
+
+    Returns:
+        Alignment over sum(len(r)) reference and sum(len(h)) hypothesis words.
+    """
+    if len(ref_segments) != len(hyp_segments):
+        raise ValueError(f"{len(ref_segments)} reference segments but "
+                         f"{len(hyp_segments)} hypothesis segments")
+    parts, ref_offset, hyp_offset = [], 0, 0
+    totals = np.zeros(4, dtype=np.int64)
+    for ref_words, hyp_words in zip(ref_segments, hyp_segments):
+        a = align_words(ref_words, hyp_words)
+        parts.append((np.where(a.ref_index >= 0, a.ref_index + ref_offset, -1),
+                      np.where(a.hyp_index >= 0, a.hyp_index + hyp_offset, -1)))
+        totals += (a.n_match, a.n_sub, a.n_del, a.n_ins)
+        ref_offset, hyp_offset = ref_offset + len(ref_words), hyp_offset + len(hyp_words)
+    empty = np.zeros(0, dtype=np.int64)
+    ref_index = np.concatenate([r for r, _ in parts]) if parts else empty
+    hyp_index = np.concatenate([h for _, h in parts]) if parts else empty
+    return Alignment(ref_index, hyp_index, *(int(t) for t in totals))
+
+
 def word_error_rate(ref_words: Sequence[str], hyp_words: Sequence[str]) -> float:
     """(S + D + I) / max(N_ref, 1) from `align_words`; see Alignment.wer for empty input."""
     return align_words(ref_words, hyp_words).wer

@@ -129,3 +129,20 @@ def test_compare_aligned_asr_hypotheses(tmp_path):
     boot = result.bootstrap
     assert boot.f1_a == 0.0 and boot.f1_b > 0.4 and boot.p_value == 0.0
     assert boot.n_units == 30
+
+
+def test_score_utterances_aligns_each_utterance_on_its_own():
+    from punctum.evaluation import score_utterances
+    from punctum.text import get_inventory
+
+    inventory = get_inventory("en")
+    refs = ["Hello, world. How are you?", "Fine, thanks.", "See you soon."]
+    hyps = ["hello world, how are you?", "", "see you soon."]
+    result = score_utterances(refs, hyps, inventory, mid_final=True)
+    a = result.alignment
+    assert (a.n_match, a.n_sub, a.n_del, a.n_ins) == (8, 0, 2, 0)  # "fine thanks" deleted
+    punct = result.punct.overall  # ref marks: , . ? , . .  -> hyp finds ? and the last .
+    assert punct.precision == pytest.approx(2 / 3) and punct.recall == pytest.approx(2 / 6)
+    assert result.mid_final is not None and result.cer > 0
+    with pytest.raises(ValueError, match="hypotheses"):
+        score_utterances(refs, hyps[:2], inventory)

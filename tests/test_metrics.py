@@ -608,3 +608,44 @@ def test_sentence_units():
     assert units.dtype == np.int64
     assert sentence_units(ref, "PERIOD").tolist() == [0, 0, 1, 1, 1, 1]
     assert sentence_units([], "PERIOD").tolist() == []
+
+
+def _mostly_wrong_utterances(n: int, seed: int = 0) -> tuple[list[list[str]], list[list[str]]]:
+    """Utterances whose hypotheses get ~80% of words wrong: garbage words, some of which
+    happen to be reference words of other utterances (the trap for anchor alignment)."""
+    rng = np.random.default_rng(seed)
+    lexicon = [f"w{i}" for i in range(400)]
+    refs, hyps = [], []
+    for _ in range(n):
+        ref = list(rng.choice(lexicon, size=int(rng.integers(5, 15))))
+        hyp = [w if rng.random() < 0.2 else str(rng.choice(lexicon)) for w in ref]
+        hyp += [str(rng.choice(lexicon)) for _ in range(int(rng.integers(0, 4)))]
+        refs.append([str(w) for w in ref])
+        hyps.append(hyp)
+    return refs, hyps
+
+
+def test_align_segments_is_exact_per_utterance_at_any_error_rate():
+    refs, hyps = _mostly_wrong_utterances(300)
+    joined = metrics.align_segments(refs, hyps)
+    exact = sum(metrics.align_words(r, h).n_errors for r, h in zip(refs, hyps))
+    n_ref = sum(len(r) for r in refs)
+    assert joined.n_errors == exact and joined.n_ref == n_ref
+    assert joined.wer == pytest.approx(exact / n_ref) and joined.wer < 1.0
+    # indices point into the concatenated words, in order, each word once
+    flat_ref = [w for r in refs for w in r]
+    flat_hyp = [w for h in hyps for w in h]
+    assert sorted(i for i in joined.ref_index if i >= 0) == list(range(len(flat_ref)))
+    assert sorted(i for i in joined.hyp_index if i >= 0) == list(range(len(flat_hyp)))
+    paired = (joined.ref_index >= 0) & (joined.hyp_index >= 0)
+    matches = sum(flat_ref[r] == flat_hyp[h]
+                  for r, h in zip(joined.ref_index[paired], joined.hyp_index[paired]))
+    assert matches == joined.n_match
+
+
+def test_align_segments_empty_and_mismatched():
+    a = metrics.align_segments([["a", "b"], ["c"]], [[], ["c", "d"]])
+    assert (a.n_match, a.n_del, a.n_ins) == (1, 2, 1)
+    assert metrics.align_segments([], []).n_ref == 0
+    with pytest.raises(ValueError, match="segments"):
+        metrics.align_segments([["a"]], [])

@@ -13,12 +13,11 @@ from pathlib import Path
 
 import torch
 
-from punctum import metrics
 from punctum.ctc_vocab import CtcVocabulary
 from punctum.decoding import greedy
-from punctum.evaluation import join_texts, score
+from punctum.evaluation import score_utterances
 from punctum.models import build_model
-from punctum.text import get_inventory, normalize
+from punctum.text import get_inventory
 from punctum.train.speech import (
     SpeechBatch,
     SpeechSampler,
@@ -126,14 +125,10 @@ class SpeechTask:
 
 
 def speech_scores(refs: list[str], hyps: list[str], language: str, with_marks: bool) -> dict:
-    """Punctuation F1 (words aligned) and WER (marks and case removed) of transcripts."""
-    ref_words = [w for t in refs for w in normalize(t, language)]
-    hyp_words = [w for t in hyps for w in normalize(t, language)]
-    wer = metrics.word_error_rate(ref_words, hyp_words) if ref_words else 0.0
-    f1 = 0.0
-    if hyp_words and ref_words:
-        inventory = get_inventory(language)
-        f1 = score(join_texts(refs, language), join_texts(hyps, language),
-                   inventory).punct.overall.f1
+    """Punctuation F1 and WER (marks and case removed) of transcripts, aligned utterance by
+    utterance (exact at any error rate, see `score_utterances`)."""
+    evaluation = score_utterances(refs, hyps, get_inventory(language))
+    wer = evaluation.alignment.wer
+    f1 = evaluation.punct.overall.f1 if evaluation.alignment.n_hyp else 0.0
     selection = f1 if with_marks else 1.0 - wer
     return {"score": float(selection), "dev_f1": float(f1), "dev_wer": float(wer)}
