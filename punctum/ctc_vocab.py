@@ -176,7 +176,10 @@ def add_marks(vocab: CtcVocabulary, texts: Iterable[str]) -> tuple[CtcVocabulary
     """
     from tokenizers import Tokenizer
 
-    marks = [m for m in _inventory_marks(vocab.language) if vocab.tokenizer.token_to_id(m) is None]
+    inventory_marks = _inventory_marks(vocab.language)
+    # A mark can already be a piece (a character of words such as "u.s." or "1,000"): it keeps
+    # its id and is registered as a mark like the others.
+    marks = [m for m in inventory_marks if vocab.tokenizer.token_to_id(m) is None]
     counts = Counter(i for t in texts for i in vocab.tokenizer.encode(
         " ".join(lower_words(t, vocab.language))).ids)
     data = json.loads(vocab.tokenizer.to_str())
@@ -197,6 +200,5 @@ def add_marks(vocab: CtcVocabulary, texts: Iterable[str]) -> tuple[CtcVocabulary
     model["merges"] = [" ".join(m) if isinstance(data["model"]["merges"][0], str) else list(m)
                        for m in merges if "".join(m) not in removed]
     tokenizer = Tokenizer.from_str(json.dumps(data))
-    adapted = CtcVocabulary(tokenizer, (), vocab.language).with_mark_tokens(
-        tuple(vocab.marks) + tuple(marks))
+    adapted = CtcVocabulary(tokenizer, (), vocab.language).with_mark_tokens(inventory_marks)
     return adapted, replaced

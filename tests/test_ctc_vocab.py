@@ -75,3 +75,18 @@ def test_add_marks_keeps_size_and_ids():
     ids = adapted.encode("The cat, sat on a mat.")
     assert adapted.decode(ids) == "the cat, sat on a mat."
     assert all(i < adapted.size for i in ids)
+
+
+def test_add_marks_registers_marks_that_are_already_pieces():
+    # "u.s." and "1,000" put "." and "," into the alphabet of a mark-free vocabulary
+    corpus = texts() + ["The u.s. paid 1,000 dollars, then 2,500 more."] * 5
+    plain = CtcVocabulary.train(corpus, vocab_size=150, with_marks=False)
+    dot, comma = plain.tokenizer.token_to_id("."), plain.tokenizer.token_to_id(",")
+    assert dot is not None and comma is not None
+    adapted, replaced = add_marks(plain, texts(100, seed=1))
+    assert set(replaced) == {"?", "!"} and adapted.size == plain.size
+    assert adapted.marks == (",", ".", "?", "!")
+    assert adapted.tokenizer.token_to_id(".") == dot and adapted.tokenizer.token_to_id(",") == comma
+    ids = adapted.encode("The cat, sat. Did it?")
+    assert {dot, comma} <= adapted.mark_ids and comma in ids and dot in ids
+    assert adapted.token_words(ids).count(-1) == 3  # the three marks belong to no word
