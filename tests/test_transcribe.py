@@ -45,6 +45,7 @@ def test_export_records_features_and_parity(acoustic):
     assert meta["kind"] == "ctc_encoder" and meta["features"]["n_mels"] == 40
     assert meta["frame_shift"] == pytest.approx(0.04)
     assert meta["parity"]["greedy_agreement"] >= 0.8
+    assert meta["parity"]["features"] == "dev" and meta["parity"]["utterances"] == 6
     assert meta["tokenizer"]["marks"] == [",", ".", "?", "!"]
 
 
@@ -164,3 +165,11 @@ def test_dumps_text_json_and_subtitles():
                                                              "end": 0.9}
     srt = dumps(result, "srt")
     assert "00:00:00,000 --> 00:00:02,300" in srt and "Hello there. How are you?" in srt
+
+
+def test_parity_features_fall_back_to_random_frames(tmp_path):
+    from punctum.train.export_ctc import parity_features
+
+    feats, source = parity_features({"dev": str(tmp_path / "gone.jsonl")}, n_mels=40,
+                                    n_utterances=3)
+    assert source == "random" and len(feats) == 3 and all(f.shape[1] == 40 for f in feats)

@@ -3,8 +3,9 @@
     punctum export runs/e2e/best.pt models/e2e-synth --name e2e-synth
 
 punctum.json (kind "ctc_encoder") records the feature settings, the normalisation, the frame
-shift of the encoder output, long-audio chunking and a parity check: on random feature
-batches, the share of utterances whose greedy ONNX transcript equals torch's.
+shift of the encoder output, long-audio chunking and a parity check: the mean token
+agreement of greedy ONNX and torch transcripts on the recipe's first dev utterances (random
+frames when the dev manifest is not there).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ class CtcExportOptions:
         name: model name in punctum.json.
         chunk_seconds, overlap_seconds: long audio is cut into chunks of this length that
             overlap by this much (see `punctum.transcribe.Transcriber.raw_words`).
-        min_agreement: required share of parity utterances with identical greedy output.
+        min_agreement: required mean token agreement of the greedy ONNX and torch outputs
+            on the parity utterances (`greedy_agreement`).
         scores: measured scores to record.
     """
 
@@ -79,24 +81,52 @@ def export_ctc_onnx(model: torch.nn.Module, path: Path, n_mels: int) -> None:
                           dynamic_axes=axes, opset_version=17, dynamo=False)
 
 
-def greedy_agreement(model: torch.nn.Module, onnx_path: Path, n_mels: int,
-                     n_utterances: int = 16, seed: int = 0) -> float:
-    """Share of random-feature utterances whose greedy token sequences agree."""
-    import onnxruntime
+def parity_features(data: dict, n_mels: int, n_utterances: int = 16,
+                    seed: int = 0) -> tuple[list[np.ndarray], str]:
+    """(T, n_mels) features for the parity check and where they come from: the first dev
+    utterances of the training recipe when its manifest is still there ("dev"), else
+    random frames ("random"; a trained model's output on noise is uncertain, so int8 can
+    flip its tokens more than on speech)."""
+    dev = data.get("dev")
+    if dev and Path(dev).exists():
+        from punctum.audio.features import FeatureConfig, log_mel, normalize
+        from punctum.audio.io import load_audio
+        from punctum.audio.manifest import read_records
 
-    session = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+        config = FeatureConfig(**data["features"])
+        records = [r for r in read_records(dev) if r.audio_path is not None][:n_utterances]
+        feats = []
+        for record in records:
+            x = log_mel(load_audio(record.audio_path, config.sample_rate), config)
+            norm = data.get("normalization", "utterance")
+            feats.append((normalize(x, norm) if norm != "none" else x).astype(np.float32))
+        if feats:
+            return feats, "dev"
     rng = np.random.default_rng(seed)
     lengths = rng.integers(60, 400, size=n_utterances)
-    feats = rng.standard_normal((n_utterances, int(lengths.max()), n_mels)).astype(np.float32)
-    with torch.no_grad():
-        ref, _, ref_lengths = model(torch.from_numpy(feats), torch.from_numpy(lengths))
-    got, got_lengths = session.run(None, {"feats": feats, "lengths": lengths.astype(np.int64)})
-    same = 0
-    for row in range(n_utterances):
-        a = greedy(ref[row, :int(ref_lengths[row])].numpy()).ids
-        b = greedy(got[row, :int(got_lengths[row])]).ids
-        same += a == b
-    return same / n_utterances
+    return [rng.standard_normal((int(n), n_mels)).astype(np.float32) for n in lengths], "random"
+
+
+def greedy_agreement(model: torch.nn.Module, onnx_path: Path,
+                     feats: list[np.ndarray]) -> float:
+    """Mean token agreement of the greedy ONNX and torch outputs, one utterance at a time:
+    1 - token edit distance / the longer output (1.0 when both are empty)."""
+    import onnxruntime
+
+    from punctum.metrics import align_words
+
+    session = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    scores = []
+    for x in feats:
+        lengths = np.asarray([len(x)], dtype=np.int64)
+        with torch.no_grad():
+            ref, _, ref_lengths = model(torch.from_numpy(x[None]), torch.from_numpy(lengths))
+        got, got_lengths = session.run(None, {"feats": x[None], "lengths": lengths})
+        a = [str(i) for i in greedy(ref[0, :int(ref_lengths[0])].numpy()).ids]
+        b = [str(i) for i in greedy(got[0, :int(got_lengths[0])]).ids]
+        longest = max(len(a), len(b))
+        scores.append(1.0 - align_words(a, b).n_errors / longest if longest else 1.0)
+    return float(np.mean(scores)) if scores else 1.0
 
 
 def export_ctc_artifact(checkpoint: str | Path, out_dir: str | Path,
@@ -116,7 +146,8 @@ def export_ctc_artifact(checkpoint: str | Path, out_dir: str | Path,
             quantize_int8(fp32, final)
         else:
             shutil.copy(fp32, final)
-        agreement = greedy_agreement(model, final, n_mels)
+        feats, source = parity_features(data, n_mels)
+        agreement = greedy_agreement(model, final, feats)
         if agreement < options.min_agreement:
             raise ValueError(f"ONNX/torch greedy agreement {agreement:.3f} is below "
                              f"{options.min_agreement}")
@@ -140,7 +171,8 @@ def export_ctc_artifact(checkpoint: str | Path, out_dir: str | Path,
         "training": {"recipe": saved["recipe"], "steps": saved["state"]["step"],
                      "seconds": saved["state"]["seconds"],
                      "best_dev_score": saved["state"]["best_f1"]},
-        "parity": {"greedy_agreement": agreement},
+        "parity": {"greedy_agreement": agreement, "features": source,
+                   "utterances": len(feats)},
         "scores": options.scores,
         "exported": datetime.date.today().isoformat(),
     }
