@@ -173,3 +173,31 @@ def test_parity_features_fall_back_to_random_frames(tmp_path):
     feats, source = parity_features({"dev": str(tmp_path / "gone.jsonl")}, n_mels=40,
                                     n_utterances=3)
     assert source == "random" and len(feats) == 3 and all(f.shape[1] == 40 for f in feats)
+
+
+def test_export_leaves_the_model_in_eval_mode_and_matches_it(tmp_path):
+    """A wrapper module starts in training mode; the exporter restores it afterwards, which
+    used to switch dropout back on in the model that the parity check then compared."""
+    import numpy as np
+    import onnxruntime
+    import torch
+
+    from punctum.models import build_model
+    from punctum.train.export_ctc import export_ctc_onnx, greedy_agreement
+
+    torch.manual_seed(0)
+    model = build_model("ctc_encoder", {"vocab_size": 30, "n_mels": 40, "d_model": 32,
+                                        "n_heads": 2, "n_layers": 2, "d_ff": 64,
+                                        "subsample_channels": 8, "dropout": 0.5})
+    path = tmp_path / "m.onnx"
+    export_ctc_onnx(model, path, 40)
+    assert not model.training
+    x = np.random.default_rng(0).standard_normal((1, 90, 40)).astype(np.float32)
+    lengths = np.asarray([90], dtype=np.int64)
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    got = session.run(None, {"feats": x, "lengths": lengths})[0]
+    with torch.no_grad():
+        ref = model(torch.from_numpy(x), torch.from_numpy(lengths))[0].numpy()
+    assert np.abs(ref - got).max() < 1e-4
+    model.train()
+    assert greedy_agreement(model, path, [x[0]]) == 1.0 and not model.training

@@ -76,9 +76,12 @@ def export_ctc_onnx(model: torch.nn.Module, path: Path, n_mels: int) -> None:
             "log_probs": {0: "batch", 1: "frames"}, "out_lengths": {0: "batch"}}
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(_Exported(model.eval()), (feats, lengths), str(path),
+        # The exporter puts the wrapper back in its own mode afterwards, and a new module is
+        # in training mode: a wrapper left in it would switch dropout back on in `model`.
+        torch.onnx.export(_Exported(model).eval(), (feats, lengths), str(path),
                           input_names=INPUT_NAMES, output_names=OUTPUT_NAMES,
                           dynamic_axes=axes, opset_version=17, dynamo=False)
+    model.eval()
 
 
 def parity_features(data: dict, n_mels: int, n_utterances: int = 16,
@@ -116,6 +119,7 @@ def greedy_agreement(model: torch.nn.Module, onnx_path: Path,
     from punctum.metrics import align_words
 
     session = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    model.eval()
     scores = []
     for x in feats:
         lengths = np.asarray([len(x)], dtype=np.int64)
