@@ -99,15 +99,15 @@ class Subsampling(nn.Module):
         return self.out(x.transpose(1, 2).reshape(B, T, C * Fq))
 
 
-def sinusoids(length: int, channels: int) -> Tensor:
-    """(length, channels) sinusoidal position table (Vaswani et al.)."""
-    position = torch.arange(length, dtype=torch.float32)[:, None]
-    scale = torch.exp(torch.arange(0, channels, 2, dtype=torch.float32)
+def sinusoids(length: int | Tensor, channels: int, device=None) -> Tensor:
+    """(length, channels) sinusoidal position table (Vaswani et al.): sin in even columns,
+    cos in odd ones. Computed from `length`, so an exported graph builds it for the input's
+    length instead of storing a max_frames table (15 MB at d_model 192)."""
+    position = torch.arange(length, dtype=torch.float32, device=device)[:, None]
+    scale = torch.exp(torch.arange(0, channels, 2, dtype=torch.float32, device=device)
                       * (-math.log(10000.0) / channels))
-    table = torch.zeros(length, channels)
-    table[:, 0::2] = torch.sin(position * scale)
-    table[:, 1::2] = torch.cos(position * scale[: channels // 2])
-    return table
+    angles = position * scale  # (length, ceil(channels / 2))
+    return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)[:, :channels]
 
 
 class ConformerBlock(nn.Module):
@@ -153,7 +153,6 @@ class CtcEncoder(nn.Module):
         c = config
         self.config = c
         self.subsample = Subsampling(c)
-        self.register_buffer("positions", sinusoids(c.max_frames, c.d_model), persistent=False)
         self.dropout = nn.Dropout(c.dropout)
         block = ConformerBlock if c.block == "conformer" else EncoderBlock
         self.blocks = nn.ModuleList(block(c) for _ in range(c.n_layers))
@@ -176,7 +175,8 @@ class CtcEncoder(nn.Module):
         if x.shape[1] > self.config.max_frames:
             raise ValueError(f"{x.shape[1]} frames after subsampling; max_frames is "
                              f"{self.config.max_frames} (cut long audio into chunks)")
-        x = self.dropout(x * math.sqrt(self.config.d_model) + self.positions[: x.shape[1]])
+        positions = sinusoids(x.shape[1], self.config.d_model, x.device).to(x.dtype)
+        x = self.dropout(x * math.sqrt(self.config.d_model) + positions)
         keep = (torch.arange(x.shape[1], device=x.device)[None] < out_lengths[:, None])
         keep = keep[:, None, None, :]
         inter = None
