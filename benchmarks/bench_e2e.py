@@ -210,9 +210,10 @@ HEADER = ("| test set | system | params | WER | COMMA F1 | PERIOD F1 | QUESTION 
 def print_table(results: list[dict]) -> None:
     """The markdown table of results (one row per set and system, the last one wins)."""
     latest = {(r["set"], r["system"]): r for r in results}
-    for (set_name, system), result in sorted(latest.items()):
-        print(f"<!-- {set_name} | {system}: {result.get('date', '?')} | "
-              f"{result.get('hardware', '?')} -->")
+    runs = sorted({(r.get("date", "?"), r.get("hardware", "?"), r.get("threads", "?"))
+                   for r in latest.values()})
+    for date, machine, threads in runs:
+        print(f"<!-- {date} | {machine} | {threads} threads -->")
     print(HEADER)
     print("\n".join(markdown_row(r["set"], r["system"], r["parameters"], r)
                     for _, r in sorted(latest.items())))

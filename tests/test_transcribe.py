@@ -46,6 +46,7 @@ def test_export_records_features_and_parity(acoustic):
     assert meta["frame_shift"] == pytest.approx(0.04)
     assert meta["parity"]["greedy_agreement"] >= 0.8
     assert meta["parity"]["features"] == "dev" and meta["parity"]["utterances"] == 6
+    assert meta["parameters"] > 1000
     assert meta["tokenizer"]["marks"] == [",", ".", "?", "!"]
 
 
