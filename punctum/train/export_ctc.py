@@ -97,12 +97,10 @@ def parity_features(data: dict, n_mels: int, n_utterances: int = 16,
         from punctum.audio.manifest import read_records
 
         config = FeatureConfig(**data["features"])
+        mode = data.get("normalization", "utterance")  # normalize() also takes "none"
         records = [r for r in read_records(dev) if r.audio_path is not None][:n_utterances]
-        feats = []
-        for record in records:
-            x = log_mel(load_audio(record.audio_path, config.sample_rate), config)
-            norm = data.get("normalization", "utterance")
-            feats.append((normalize(x, norm) if norm != "none" else x).astype(np.float32))
+        feats = [normalize(log_mel(load_audio(r.audio_path, config.sample_rate), config), mode)
+                 for r in records]
         if feats:
             return feats, "dev"
     rng = np.random.default_rng(seed)
