@@ -29,6 +29,10 @@ SETTINGS = [
     WindowConfig(64, 20, 10),
     WindowConfig(160, 50, 20),
     WindowConfig(200, 60, 25),
+    WindowConfig(300, 60, 25),
+    WindowConfig(400, 60, 25),
+    WindowConfig(400, 40, 15),
+    WindowConfig(512, 60, 25),
 ]
 
 

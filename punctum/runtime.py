@@ -13,7 +13,9 @@ labels -> `text.render`. The output's words are always the input's words, in ord
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -27,6 +29,10 @@ from punctum.windows import WindowConfig, plan_word_windows, stitch
 
 log = logging.getLogger(__name__)
 
+# Padded subwords per ONNX Runtime call at most (8 windows of 200, 4 of 400): bounds the
+# runtime's working memory whatever the window size (docs/BENCHMARKS.md, restore memory).
+BATCH_SUBWORDS = 1600
+
 
 @dataclass(frozen=True)
 class RestoreOptions:
@@ -39,7 +45,7 @@ class RestoreOptions:
         sentence_case: capitalise the first word of every sentence.
         close_text: end a text with a sentence-final mark (the most probable one) when the
             model left its last word without one; a restored text is a whole text.
-        batch_size: windows per ONNX Runtime call.
+        batch_size: windows per ONNX Runtime call at most (see also BATCH_SUBWORDS).
         pauses: give a PauseAware model the pauses between words where the input has word
             or cue timings (`formats.restore_transcript`); False: text alone.
     """
@@ -106,7 +112,12 @@ class Punctuator:
 
     Args:
         artifact: a read artifact folder (see `Punctuator.load`).
-        threads: ONNX Runtime intra-op threads (0 = its default).
+        threads: CPU threads (0 = the machine's cores). A call whose windows fill one batch
+            runs them with that many ONNX Runtime intra-op threads (lowest latency); a call
+            with several batches runs up to `threads` batches at once, each on one thread
+            (a second, single-threaded session, opened on first use): the BiLSTM's small
+            per-step products parallelise poorly inside one run, so bulk text goes ~1.2x
+            faster on 2 cores (docs/BENCHMARKS.md). Results do not depend on it.
         windows: override the artifact's window settings.
     """
 
@@ -119,6 +130,8 @@ class Punctuator:
         self.tokenizer = SubwordTokenizer.load(artifact.tokenizer_file, artifact.label_position)
         self.windows = windows or _window_config(artifact.meta["windows"])
         self.session = _open_session(artifact.model_file, threads)
+        self.parallel = threads or os.cpu_count() or 1
+        self._pool: tuple[ThreadPoolExecutor, object] | None = None
         _check_outputs(self.session, artifact, len(self.post_labels), len(self.case_labels))
         pauses = artifact.meta.get("pauses") or {}
         self.pause_edges = tuple(pauses["edges"]) if pauses.get("edges") else None
@@ -147,7 +160,7 @@ class Punctuator:
 
         Args:
             batch: word lists.
-            batch_size: windows per ONNX Runtime call.
+            batch_size: windows per ONNX Runtime call at most (see also BATCH_SUBWORDS).
             pauses: per word list, (n_words,) seconds of silence after each word (NaN or
                 None where unknown), or None; used by a PauseAware model, ignored otherwise.
         """
@@ -159,12 +172,12 @@ class Punctuator:
                  for e, w in zip(encodings, batch)]
         jobs = [(t, k) for t, plan in enumerate(plans) for k in range(len(plan))]
         jobs.sort(key=lambda job: _window_length(plans[job[0]][job[1]]))
-        outputs: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
-        for i in range(0, len(jobs), batch_size):
-            chunk = jobs[i:i + batch_size]
-            results = self._run([(encodings[t].ids, buckets[t], plans[t][k])
-                                 for t, k in chunk])
-            outputs.update(zip(chunk, results))
+        chunks = _chunk_jobs(jobs, [_window_length(plans[t][k]) + 2 for t, k in jobs],
+                             batch_size)
+        results = self._run_chunks([[(encodings[t].ids, buckets[t], plans[t][k])
+                                     for t, k in chunk] for chunk in chunks])
+        outputs = {job: result for chunk, chunk_results in zip(chunks, results)
+                   for job, result in zip(chunk, chunk_results)}
         return [self._assemble(words, encodings[t], plans[t], outputs, t)
                 for t, words in enumerate(batch)]
 
@@ -183,8 +196,19 @@ class Punctuator:
         out[encoding.label_positions[has]] = bucketize(seconds, self.pause_edges)[has]
         return out
 
-    def _run(self, windows) -> list[tuple[np.ndarray, np.ndarray]]:
-        """ONNX Runtime on padded windows (subwords, pause buckets or None, window); per
+    def _run_chunks(self, chunks: list[list]) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+        """`_run` on each chunk (a batch of windows): one chunk on the main session, several
+        concurrently on single-threaded runs (ONNX Runtime releases the GIL)."""
+        if len(chunks) <= 1 or self.parallel <= 1:
+            return [self._run(chunk, self.session) for chunk in chunks]
+        if self._pool is None:
+            self._pool = (ThreadPoolExecutor(self.parallel, thread_name_prefix="punctum"),
+                          _open_session(self.artifact.model_file, 1))
+        pool, session = self._pool
+        return list(pool.map(lambda chunk: self._run(chunk, session), chunks))
+
+    def _run(self, windows, session) -> list[tuple[np.ndarray, np.ndarray]]:
+        """`session` on padded windows (subwords, pause buckets or None, window); per
         window (w, n_post) and (w, n_case) probs."""
         tok = self.tokenizer
         width = max(w.end - w.start for _, _, w in windows) + 2
@@ -201,7 +225,7 @@ class Punctuator:
         feeds = {"ids": ids, "lengths": lengths}
         if self.pause_aware:
             feeds["pauses"] = pauses
-        punct, case = self.session.run(None, feeds)
+        punct, case = session.run(None, feeds)
         return [(_softmax(punct[row, 1:n - 1]), _softmax(case[row, 1:n - 1]))
                 for row, n in enumerate(lengths)]
 
@@ -404,6 +428,18 @@ def _word_lengths(encoding, n_words: int) -> np.ndarray:
 
 def _window_length(window) -> int:
     return window.end - window.start
+
+
+def _chunk_jobs(jobs: list, lengths: list[int], batch_size: int) -> list[list]:
+    """Consecutive groups of (length-sorted) jobs, each of at most `batch_size` windows and
+    BATCH_SUBWORDS padded subwords, so that long windows make smaller batches."""
+    chunks: list[list] = []
+    for job, length in zip(jobs, lengths):
+        if not chunks or len(chunks[-1]) == batch_size or \
+                (len(chunks[-1]) + 1) * length > BATCH_SUBWORDS:
+            chunks.append([])
+        chunks[-1].append(job)
+    return chunks
 
 
 def _window_config(settings: dict) -> WindowConfig:

@@ -67,6 +67,17 @@ def test_batch_equals_single_and_is_deterministic(punctuator):
     assert batch == punctuator.restore_batch(texts)
 
 
+def test_concurrent_batches_equal_sequential(tiny_artifact, punctuator):
+    parallel = Punctuator.load(tiny_artifact, threads=2)
+    words = " ".join([SAMPLE] * 12).split()  # many windows of 24 subwords
+    one = punctuator.predict_batch([words, words[:50]], batch_size=2)
+    two = parallel.predict_batch([words, words[:50]], batch_size=2)
+    assert parallel._pool is not None  # the concurrent path ran
+    for a, b in zip(one, two):
+        assert (a.post, a.case) == (b.post, b.case)
+        np.testing.assert_allclose(a.post_probs, b.post_probs, atol=1e-6)
+
+
 def test_long_input_matches_single_pass_on_short_text(tiny_artifact):
     wide = Punctuator.load(tiny_artifact, windows=WindowConfig(size=4000, left=0, right=0))
     narrow = Punctuator.load(tiny_artifact)  # window of 24 subwords
@@ -186,3 +197,15 @@ def test_text_is_closed_with_a_sentence_mark(punctuator):
         assert punctuator.restore(text)[-1] in ".?!"
     open_text = punctuator.restore("we see a boat", RestoreOptions(close_text=False))
     assert normalize(open_text) == ["we", "see", "a", "boat"]
+
+
+def test_batches_are_bounded_in_windows_and_subwords():
+    from punctum.runtime import BATCH_SUBWORDS, _chunk_jobs
+
+    lengths = [10] * 5 + [402] * 20 + [BATCH_SUBWORDS + 10]
+    chunks = _chunk_jobs(list(range(len(lengths))), lengths, batch_size=4)
+    assert [job for chunk in chunks for job in chunk] == list(range(len(lengths)))
+    for chunk in chunks:
+        assert len(chunk) <= 4
+        assert len(chunk) == 1 or len(chunk) * max(lengths[j] for j in chunk) <= BATCH_SUBWORDS
+    assert [len(c) for c in chunks][-1] == 1  # an over-long window runs alone
