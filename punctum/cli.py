@@ -406,8 +406,9 @@ def _add_export(subparsers) -> None:
                         help="int8 weights (default) or --no-int8 for fp32")
     parser.add_argument("--name", default="", help="model name for punctum.json")
     parser.add_argument("--tokenizer", help="tokenizer.json (default: beside the checkpoint)")
-    parser.add_argument("--min-agreement", type=float, default=0.995,
-                        help="minimum ONNX/torch per-word label agreement")
+    parser.add_argument("--min-agreement", type=float, default=None,
+                        help="minimum ONNX/torch agreement: per-word labels for text models "
+                             "(default 0.995), greedy tokens for acoustic models (default 0.9)")
     parser.add_argument("--per-channel", action="store_true",
                         help="int8 scales per output channel (better for Transformers)")
     parser.add_argument("--with-weights", action="store_true",
@@ -431,7 +432,8 @@ def _run_export(args) -> int:
     if _checkpoint_kind(checkpoint) == "ctc_encoder":
         return _export_ctc(args, checkpoint, scores)
     size, left, right = args.window
-    options = ExportOptions(int8=args.int8, name=args.name, min_agreement=args.min_agreement,
+    agreement = {} if args.min_agreement is None else {"min_agreement": args.min_agreement}
+    options = ExportOptions(int8=args.int8, name=args.name, **agreement,
                             include_weights=args.with_weights, per_channel=args.per_channel,
                             window_size=size,
                             window_left=left, window_right=right, scores=scores)
@@ -482,7 +484,8 @@ def _checkpoint_kind(checkpoint) -> str:
 def _export_ctc(args, checkpoint, scores: dict) -> int:
     from punctum.train.export_ctc import CtcExportOptions, export_ctc_artifact
 
-    options = CtcExportOptions(int8=args.int8, name=args.name, scores=scores)
+    agreement = {} if args.min_agreement is None else {"min_agreement": args.min_agreement}
+    options = CtcExportOptions(int8=args.int8, name=args.name, scores=scores, **agreement)
     meta = export_ctc_artifact(checkpoint, args.out_dir, options)
     print(f"wrote {args.out_dir} ({meta['model']['precision']} acoustic model); ONNX/torch "
           f"greedy agreement {meta['parity']['greedy_agreement'] * 100:.0f}%")

@@ -153,6 +153,11 @@ def test_cli_export_dispatches_on_checkpoint_kind(acoustic, tmp_path, capsys):
                  "--name", "t"]) == 0
     assert "acoustic model" in capsys.readouterr().out
     assert read_artifact(tmp_path / "m").meta["name"] == "t"
+    # --min-agreement reaches the acoustic export too
+    assert main(["export", str(run / "best.pt"), str(tmp_path / "m2"), "--min-agreement",
+                 "1.5"]) == 2
+    err = capsys.readouterr().err
+    assert "min_agreement must be in [0, 1], got 1.5" in err and "Traceback" not in err
 
 
 def test_dumps_text_json_and_subtitles():

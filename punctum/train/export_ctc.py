@@ -53,6 +53,8 @@ class CtcExportOptions:
     scores: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if not 0 <= self.min_agreement <= 1:
+            raise ValueError(f"min_agreement must be in [0, 1], got {self.min_agreement}")
         if not 0 <= 2 * self.overlap_seconds < self.chunk_seconds:
             raise ValueError("overlap_seconds must be smaller than half of chunk_seconds")
 
