@@ -300,6 +300,8 @@ def upper_char(char: str) -> str:
 
 def lower_word(word: str) -> str:
     """Lowercase a word character by character (length and letters are preserved)."""
+    if word == word.lower():  # nothing to lowercase (ASR output): no character changes
+        return word
     return "".join(lower_char(c) for c in word)
 
 
@@ -316,6 +318,8 @@ def case_of(word: str) -> str:
 
     A word without cased letters (digits, CJK) is LOWER; a single capital letter is CAP.
     """
+    if word == word.lower():  # no character has a lowercase form other than itself
+        return LOWER
     cased = [c for c in word if _is_upper(c) or _is_lower(c)]
     if not cased or not any(_is_upper(c) for c in cased):
         return LOWER

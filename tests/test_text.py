@@ -250,3 +250,13 @@ def test_labels_survive_render_then_parse(items):
     assert back.post == post
     expected_case = tuple(case_of(apply_case(w, c)) for w, c in zip(words, cases))
     assert back.case == expected_case
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(min_size=1, max_size=12))
+def test_lowercase_fast_path_matches_character_rules(word):
+    """lower_word and case_of skip already-lowercase words; the result must be what the
+    character-by-character rules give."""
+    assert text.lower_word(word) == "".join(text.lower_char(c) for c in word)
+    has_upper = any(text.lower_char(c) != c for c in word)
+    assert (text.case_of(word) == text.LOWER) == (not has_upper)
