@@ -162,3 +162,35 @@ def test_punctuation_adaptation_of_an_unpunctuated_model(speech_root, tmp_path):
     kept = [t for t in plain.tokenizer.get_vocab() if adapted.tokenizer.token_to_id(t) is not None]
     assert len(kept) == plain.size - 4
     assert all(plain.tokenizer.token_to_id(t) == adapted.tokenizer.token_to_id(t) for t in kept)
+
+
+def test_two_process_data_parallel_speech_run(speech_root, tmp_path):
+    """torchrun with 2 CPU processes (gloo) trains a CTC recipe to the end; rank 0 writes
+    the checkpoints."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from punctum.train.checkpoint import load_checkpoint
+
+    recipe = tmp_path / "tones.toml"
+    recipe.write_text(RECIPE.replace("steps = 24", "steps = 4").replace(
+        "eval_every = 12", "eval_every = 4").replace("checkpoint_every = 12",
+                                                     "checkpoint_every = 4"))
+    out = tmp_path / "ddp"
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+               "--nproc_per_node=2", "-m", "punctum", "train", str(recipe), "--out", str(out),
+               "--data-root", str(speech_root), "--no-progress"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+                               start_new_session=True)
+    try:
+        output = process.communicate(timeout=240)[0]
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # torchrun's workers too
+        raise
+    assert process.returncode == 0, output[-3000:]
+    saved = load_checkpoint(out / "last.pt")
+    assert saved["state"]["step"] == 4 and (out / "best.pt").exists()
+    assert len(list((out / "cache").glob("features.*.npz"))) >= 1
