@@ -67,10 +67,15 @@ def lj_clips(folder: Path) -> list[tuple[str, np.ndarray]]:
     return [(r.text, load_audio(r.audio_path)) for r in records]
 
 
-def joined(clips: list[tuple[str, np.ndarray]], seconds: float) -> list[tuple[str, np.ndarray]]:
-    """Consecutive clips joined into pieces of at least `seconds` (the last may be shorter)."""
+def joined(clips: list[tuple[str, np.ndarray]], seconds: float,
+           gap: float = 0.0) -> list[tuple[str, np.ndarray]]:
+    """Consecutive clips joined into pieces of at least `seconds` (the last may be shorter),
+    with `gap` seconds of silence added between clips."""
     pieces, texts, audio = [], [], []
+    silence = np.zeros(int(gap * SAMPLE_RATE), dtype=np.float32)
     for text, samples in clips:
+        if audio and len(silence):
+            audio.append(silence)
         texts.append(text)
         audio.append(samples)
         if sum(len(a) for a in audio) >= seconds * SAMPLE_RATE:
@@ -79,6 +84,24 @@ def joined(clips: list[tuple[str, np.ndarray]], seconds: float) -> list[tuple[st
     if texts:
         pieces.append((" ".join(texts), np.concatenate(audio)))
     return pieces
+
+
+def edge_silence(samples: np.ndarray, threshold: float = 0.02) -> tuple[float, float]:
+    """Seconds before the first and after the last sample above `threshold` x the peak."""
+    loud = np.nonzero(np.abs(samples) > threshold * np.abs(samples).max())[0]
+    if not len(loud):
+        return len(samples) / SAMPLE_RATE, 0.0
+    return loud[0] / SAMPLE_RATE, (len(samples) - 1 - loud[-1]) / SAMPLE_RATE
+
+
+def join_gaps(clips: list[tuple[str, np.ndarray]]) -> dict:
+    """Silence at the clip boundaries that `joined` creates (trailing + next leading)."""
+    edges = [edge_silence(samples) for _, samples in clips]
+    gaps = [edges[i][1] + edges[i + 1][0] for i in range(len(edges) - 1)]
+    return {"clips": len(clips), "leading_median_s": float(np.median([e[0] for e in edges])),
+            "trailing_median_s": float(np.median([e[1] for e in edges])),
+            "join_gap_median_s": float(np.median(gaps)),
+            "join_gap_p90_s": float(np.percentile(gaps, 90))}
 
 
 # ----------------------------------------------------------------------------- systems
@@ -238,6 +261,9 @@ def main() -> None:
                         help="first N utterances only (default: all)")
     parser.add_argument("--lj", type=Path, help="LJSpeech LJ001 folder (transcripts.tsv)")
     parser.add_argument("--piece-seconds", type=float, default=30.0)
+    parser.add_argument("--piece-gap", type=float, default=0.0, metavar="SECONDS",
+                        help="silence added between the clips of a piece (the clips are "
+                             "trimmed; see --join-gaps)")
     parser.add_argument("--whisper", action="store_true", help="faster-whisper tiny.en")
     parser.add_argument("--sphinx", action="append", default=[], metavar="MODEL",
                         help="pocketsphinx + this punctum lexical model (repeatable)")
@@ -250,9 +276,16 @@ def main() -> None:
                         help="append each result to this JSON-lines file as it is measured")
     parser.add_argument("--table", type=Path, nargs="+", metavar="FILE",
                         help="print the markdown table of saved results and exit")
+    parser.add_argument("--join-gaps", action="store_true",
+                        help="print the silence at the joins of the --lj pieces and exit")
     args = parser.parse_args()
     if args.table:
         print_table(read_saved(args.table))
+        return
+    if args.join_gaps:
+        if not args.lj:
+            parser.error("--join-gaps needs --lj")
+        print(json.dumps(join_gaps(lj_clips(args.lj)), indent=2))
         return
 
     sets: list[tuple[str, list]] = []
@@ -262,8 +295,9 @@ def main() -> None:
     if args.lj:
         clips = lj_clips(args.lj)
         sets.append(("LJ001 per clip", clips))
-        sets.append((f"LJ001 ~{args.piece_seconds:.0f} s pieces",
-                     joined(clips, args.piece_seconds)))
+        gap = f", +{args.piece_gap:g} s at joins" if args.piece_gap else ""
+        sets.append((f"LJ001 ~{args.piece_seconds:.0f} s pieces{gap}",
+                     joined(clips, args.piece_seconds, args.piece_gap)))
     systems: list[tuple[str, Callable]] = []
     if args.whisper:
         systems.append(("faster-whisper tiny.en", lambda: whisper_system(args.threads)))
