@@ -106,3 +106,27 @@ def tiny_artifact(tiny_run, tmp_path_factory):
     export_artifact(tiny_run / "best.pt", folder, tiny_run / "tokenizer.json", options,
                     parity_texts(tiny_run / "best.pt"))
     return folder
+
+
+@pytest.fixture
+def torchrun():
+    """Run `punctum ARGS...` under torchrun with 2 CPU processes; returns (returncode,
+    output). Kills the whole process group on timeout (torchrun's workers too)."""
+    import signal
+    import subprocess
+    import sys
+
+    def run(args: list[str], timeout: float = 240) -> tuple[int, str]:
+        command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                   "--nproc_per_node=2", "-m", "punctum", *args]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+                                   start_new_session=True)
+        try:
+            output = process.communicate(timeout=timeout)[0]
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            raise
+        return process.returncode, output
+
+    return run

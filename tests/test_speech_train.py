@@ -164,14 +164,9 @@ def test_punctuation_adaptation_of_an_unpunctuated_model(speech_root, tmp_path):
     assert all(plain.tokenizer.token_to_id(t) == adapted.tokenizer.token_to_id(t) for t in kept)
 
 
-def test_two_process_data_parallel_speech_run(speech_root, tmp_path):
+def test_two_process_data_parallel_speech_run(speech_root, tmp_path, torchrun):
     """torchrun with 2 CPU processes (gloo) trains a CTC recipe to the end; rank 0 writes
     the checkpoints."""
-    import os
-    import signal
-    import subprocess
-    import sys
-
     from punctum.train.checkpoint import load_checkpoint
 
     recipe = tmp_path / "tones.toml"
@@ -179,18 +174,9 @@ def test_two_process_data_parallel_speech_run(speech_root, tmp_path):
         "eval_every = 12", "eval_every = 4").replace("checkpoint_every = 12",
                                                      "checkpoint_every = 4"))
     out = tmp_path / "ddp"
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               "--nproc_per_node=2", "-m", "punctum", "train", str(recipe), "--out", str(out),
-               "--data-root", str(speech_root), "--no-progress"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
-                               start_new_session=True)
-    try:
-        output = process.communicate(timeout=240)[0]
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)  # torchrun's workers too
-        raise
-    assert process.returncode == 0, output[-3000:]
+    returncode, output = torchrun(["train", str(recipe), "--out", str(out), "--data-root",
+                                   str(speech_root), "--no-progress"])
+    assert returncode == 0, output[-3000:]
     saved = load_checkpoint(out / "last.pt")
     assert saved["state"]["step"] == 4 and (out / "best.pt").exists()
     assert len(list((out / "cache").glob("features.*.npz"))) >= 1

@@ -213,22 +213,13 @@ def test_killed_run_leaves_a_resumable_checkpoint(tiny_corpus, tmp_path):
     assert load_checkpoint(out / "last.pt")["state"]["step"] == saved["state"]["step"] + 5
 
 
-def test_two_process_data_parallel_run(tiny_corpus, tmp_path):
+def test_two_process_data_parallel_run(tiny_corpus, tmp_path, torchrun):
     recipe = tmp_path / "r.toml"
     recipe.write_text(RECIPE.format(steps=6), encoding="utf-8")
     out = tmp_path / "ddp"
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               "--nproc_per_node=2", "-m", "punctum", "train", str(recipe), "--out", str(out),
-               "--data-root", str(tiny_corpus), "--no-progress"]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, env=env, start_new_session=True)
-    try:
-        output = process.communicate(timeout=240)[0]
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)  # torchrun's workers too
-        raise
-    assert process.returncode == 0, output[-3000:]
+    returncode, output = torchrun(["train", str(recipe), "--out", str(out), "--data-root",
+                                   str(tiny_corpus), "--no-progress"])
+    assert returncode == 0, output[-3000:]
     assert load_checkpoint(out / "last.pt")["state"]["step"] == 6
     assert Path(out / "best.pt").exists()
 
