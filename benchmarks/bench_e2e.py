@@ -264,6 +264,8 @@ def main() -> None:
     parser.add_argument("--piece-gap", type=float, default=0.0, metavar="SECONDS",
                         help="silence added between the clips of a piece (the clips are "
                              "trimmed; see --join-gaps)")
+    parser.add_argument("--pieces-only", action="store_true",
+                        help="with --lj: the joined pieces only, not the clips one by one")
     parser.add_argument("--whisper", action="store_true", help="faster-whisper tiny.en")
     parser.add_argument("--sphinx", action="append", default=[], metavar="MODEL",
                         help="pocketsphinx + this punctum lexical model (repeatable)")
@@ -294,7 +296,8 @@ def main() -> None:
                                                                  args.synthetic_limit)))
     if args.lj:
         clips = lj_clips(args.lj)
-        sets.append(("LJ001 per clip", clips))
+        if not args.pieces_only:
+            sets.append(("LJ001 per clip", clips))
         gap = f", +{args.piece_gap:g} s at joins" if args.piece_gap else ""
         sets.append((f"LJ001 ~{args.piece_seconds:.0f} s pieces{gap}",
                      joined(clips, args.piece_seconds, args.piece_gap)))
