@@ -29,7 +29,7 @@ from typing import TextIO
 
 from punctum import formats
 from punctum.fileio import TEMP_SUFFIX, atomic_writer
-from punctum.runtime import RestoreOptions
+from punctum.runtime import RestoreOptions, cpu_count
 
 log = logging.getLogger(__name__)
 
@@ -442,13 +442,6 @@ def one_line(error: BaseException) -> str:
     if isinstance(error, (OSError, ValueError, TypeError, LookupError)):
         return text
     return f"{type(error).__name__}: {text}"
-
-
-def cpu_count() -> int:
-    """CPU cores this process may use."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def progress_bar(total: int, enabled: bool):

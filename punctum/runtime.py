@@ -130,7 +130,7 @@ class Punctuator:
         self.tokenizer = SubwordTokenizer.load(artifact.tokenizer_file, artifact.label_position)
         self.windows = windows or _window_config(artifact.meta["windows"])
         self.session = _open_session(artifact.model_file, threads)
-        self.parallel = threads or os.cpu_count() or 1
+        self.parallel = threads or cpu_count()
         self._pool: tuple[ThreadPoolExecutor, object] | None = None
         _check_outputs(self.session, artifact, len(self.post_labels), len(self.case_labels))
         pauses = artifact.meta.get("pauses") or {}
@@ -440,6 +440,13 @@ def _chunk_jobs(jobs: list, lengths: list[int], batch_size: int) -> list[list]:
             chunks.append([])
         chunks[-1].append(job)
     return chunks
+
+
+def cpu_count() -> int:
+    """CPU cores this process may use."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _window_config(settings: dict) -> WindowConfig:
