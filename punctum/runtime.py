@@ -116,8 +116,8 @@ class Punctuator:
             runs them with that many ONNX Runtime intra-op threads (lowest latency); a call
             with several batches runs up to `threads` batches at once, each on one thread
             (a second, single-threaded session, opened on first use): the BiLSTM's small
-            per-step products parallelise poorly inside one run, so bulk text goes ~1.2x
-            faster on 2 cores (docs/BENCHMARKS.md). Results do not depend on it.
+            per-step products parallelise poorly inside one run, so this is faster for bulk
+            text (docs/BENCHMARKS.md, restore speed). Results do not depend on it.
         windows: override the artifact's window settings.
     """
 
