@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import hardware
+from common import SHARED_DATA, existing_data, hardware
 
 from punctum.corpora import read_che
 from punctum.runtime import Punctuator
@@ -104,11 +104,12 @@ def million(model: str | None, threads: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=None, help="model name or folder (default: en-tiny)")
-    parser.add_argument("--data", type=Path, default=Path("../shared/data/iwslt2011"))
+    parser.add_argument("--data", type=Path, default=SHARED_DATA / "iwslt2011")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--million", action="store_true", help="also the 1M-word memory run")
     args = parser.parse_args()
+    args.data = existing_data(args.data, "test2011")
     punctuator = Punctuator.load(args.model, threads=args.threads)
     result = {"model": punctuator.artifact.name, "threads": args.threads,
               "bulk": bulk(punctuator, args.data, args.repeats),

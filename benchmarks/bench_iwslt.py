@@ -17,7 +17,7 @@ import json
 import time
 from pathlib import Path
 
-from common import hardware
+from common import SHARED_DATA, existing_data, hardware
 
 from punctum.evaluation import ScoredFile, load_scored, score
 from punctum.runtime import Punctuator, RestoreOptions
@@ -95,7 +95,7 @@ def record_scores(punctuator: Punctuator, result: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=None, help="model name or folder (default: en-tiny)")
-    parser.add_argument("--data", default="../shared/data/iwslt2011", type=Path)
+    parser.add_argument("--data", type=Path, default=SHARED_DATA / "iwslt2011")
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--window", type=int, nargs=3, metavar=("SIZE", "LEFT", "RIGHT"),
                         help="override the model's window settings")
@@ -103,6 +103,7 @@ def main() -> None:
     parser.add_argument("--record", action="store_true",
                         help="write the scores into the model's punctum.json")
     args = parser.parse_args()
+    args.data = existing_data(args.data, "test2011", XML_NAME)
     windows = WindowConfig(*args.window) if args.window else None
     punctuator = Punctuator.load(args.model, threads=args.threads, windows=windows)
     result = evaluate(punctuator, args.data)

@@ -20,6 +20,8 @@ from punctum.runtime import Punctuator
 from punctum.text import get_inventory, parse
 from punctum.windows import WindowConfig
 
+from common import SHARED_DATA, existing_data
+
 SETTINGS = [
     WindowConfig(120, 0, 0, "none"),
     WindowConfig(120, 0, 0, "half"),
@@ -49,11 +51,12 @@ def run(model: str | None, dev: ScoredFile, config: WindowConfig, threads: int) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=None)
-    parser.add_argument("--data", type=Path, default=Path("../shared/data/iwslt2011"))
+    parser.add_argument("--data", type=Path, default=SHARED_DATA / "iwslt2011")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--setting", type=int, nargs=3, metavar=("W", "L", "R"),
                         help="score one double-overlap setting instead of the sweep")
     args = parser.parse_args()
+    args.data = existing_data(args.data, "dev2012.gz")
     settings = [WindowConfig(*args.setting)] if args.setting else SETTINGS
     dev = load_scored(args.data / "dev2012.gz", "che")
     print(f"dev2012, {len(dev.labelled)} words, model {args.model or 'en-tiny'}, "

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
+from pathlib import Path
+
+# The corpora sit beside the checkout (../shared/data from the repository root); defaults are
+# resolved from this file, so the scripts work from any working directory.
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def hardware() -> str:
@@ -15,3 +21,12 @@ def hardware() -> str:
         name = models[0] if models else ""
     name = name or platform.processor() or platform.machine() or "unknown CPU"
     return f"{name}, {os.cpu_count()} cores"
+
+
+def existing_data(path: Path | str, *needed: str) -> Path:
+    """`path` if it and each file `needed` inside it exist; otherwise exit with one line."""
+    path = Path(path)
+    for missing in [path] + [path / name for name in needed]:
+        if not missing.exists():
+            sys.exit(f"error: {missing}: no such file or folder (pass --data)")
+    return path
