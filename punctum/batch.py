@@ -193,8 +193,7 @@ def _restore_lines(punctuator, lines: Iterable[str], options: RestoreOptions,
         return
     for line in lines:
         result = punctuator.restore_detailed([line], options)[0]
-        yield json.dumps({"text": result.text, **result.prediction.to_dict()},
-                         ensure_ascii=False)
+        yield json.dumps(result.to_dict(), ensure_ascii=False)
 
 
 # ----------------------------------------------------------------------------- planning

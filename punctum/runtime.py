@@ -23,7 +23,7 @@ import numpy as np
 
 from punctum import artifact as artifacts
 from punctum.pauses import bucketize
-from punctum.text import LOWER, MIX, NULL, Labelled, parse, render
+from punctum.text import LOWER, MIX, NULL, Labelled, parse, render, written_cases
 from punctum.tokenizer import SubwordTokenizer
 from punctum.windows import WindowConfig, plan_word_windows, stitch
 
@@ -94,11 +94,45 @@ class Prediction:
 
 @dataclass(frozen=True)
 class Restored:
-    """The result of restoring one text."""
+    """The result of restoring one text.
+
+    Attributes:
+        text: the restored text.
+        labelled: the labels the text was rendered from (model output merged with the
+            options: kept marks, the closing mark).
+        prediction: the model's own output and probabilities.
+        written_case: the case each word is written in, (n,) (sentence starts capitalised).
+    """
 
     text: str
     labelled: Labelled
     prediction: Prediction
+    written_case: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        """JSON-ready: the text and, per word, the mark and case it shows there, with the
+        model's probability of each; `model_mark` / `model_case` appear where the model's
+        own top label differs (a closing mark, a capitalised sentence start, kept input)."""
+        p = self.prediction
+        post_index = {label: i for i, label in enumerate(p.post_labels)}
+        case_index = {label: i for i, label in enumerate(p.case_labels)}
+        words = []
+        for i, word in enumerate(self.labelled.words):
+            mark, case = self.labelled.post[i], self.written_case[i]
+            entry = {"word": word, "mark": mark, "case": case,
+                     "mark_prob": _probability(p.post_probs[i], post_index.get(mark)),
+                     "case_prob": _probability(p.case_probs[i], case_index.get(case))}
+            if mark != p.post[i]:
+                entry["model_mark"] = p.post[i]
+            if case != p.case[i]:
+                entry["model_case"] = p.case[i]
+            words.append(entry)
+        return {"text": self.text, "words": words}
+
+
+def _probability(probs: np.ndarray, index: int | None) -> float | None:
+    """probs[index] rounded for JSON; None for a label the model does not predict."""
+    return None if index is None else round(float(probs[index]), 4)
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:
@@ -278,9 +312,11 @@ class Punctuator:
             labelled = merge_labels(given, prediction, options)
             if options.close_text:
                 labelled = close_text(labelled, prediction, self.inventory)
+            sentence_case = options.sentence_case and options.case
             text = render(labelled, self.inventory, lexicon=self.artifact.lexicon,
-                          sentence_case=options.sentence_case and options.case)
-            results.append(Restored(text, labelled, prediction))
+                          sentence_case=sentence_case)
+            cases = written_cases(labelled, self.inventory, sentence_case=sentence_case)
+            results.append(Restored(text, labelled, prediction, cases))
         return results
 
     def stream(self, lookahead: int = 4, options: RestoreOptions | None = None) -> Stream:

@@ -540,11 +540,11 @@ def render(
         The text; its words, lowercased, equal `labelled.words`.
     """
     inv = get_inventory(language)
+    cases = written_cases(labelled, inv, sentence_case=sentence_case,
+                          sentence_start=sentence_start)
     parts: list[str] = []
     for i, word in enumerate(labelled.words):
-        case = labelled.case[i]
-        if sentence_case and sentence_start and case == LOWER:
-            case = CAP
+        case = cases[i]
         form = labelled.forms[i] or (lexicon or {}).get(word)
         written = inv.mark_text(labelled.pre[i]) + apply_case(word, case, form)
         post = labelled.post[i]
@@ -555,8 +555,23 @@ def render(
         if parts:
             parts.append(_separator(labelled.words[i - 1], word, inv))
         parts.append(written)
-        sentence_start = post in inv.sentence_final
     return "".join(parts)
+
+
+def written_cases(labelled: Labelled, language: str | Inventory = "en", *,
+                  sentence_case: bool = False, sentence_start: bool = True) -> tuple[str, ...]:
+    """The case each word is written in by `render` with the same options, (n,).
+
+    With sentence_case, a LOWER word that starts a sentence is written CAP.
+    """
+    if not sentence_case:
+        return tuple(labelled.case)
+    final = get_inventory(language).sentence_final
+    cases = []
+    for case, post in zip(labelled.case, labelled.post):
+        cases.append(CAP if sentence_start and case == LOWER else case)
+        sentence_start = post in final
+    return tuple(cases)
 
 
 def canonical(text: str, language: str | Inventory = "en") -> str:

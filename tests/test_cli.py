@@ -77,6 +77,14 @@ def test_restore_errors_are_one_line(tiny_artifact, tmp_path, capsys, setup, mes
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
+@pytest.mark.parametrize("args", [["--threads", "-3"], ["--jobs", "0"], ["--max-chars", "-1"]])
+def test_restore_rejects_negative_counts(tiny_artifact, capsys, args):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["restore", "--model", str(tiny_artifact), *args, "hello"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "must be at least" in err.splitlines()[-1]
+
+
 def test_errors_replace_substitutes_bad_bytes(tiny_artifact, tmp_path, capsys):
     path = tmp_path / "bin.txt"
     path.write_bytes(b"we see\xff a boat\n")

@@ -60,6 +60,26 @@ def test_predict_returns_probabilities(punctuator):
     assert len(prediction.to_dict()["words"]) == len(words)
 
 
+@pytest.mark.parametrize("options", [RestoreOptions(), RestoreOptions(case=False),
+                                     RestoreOptions(keep_existing=True)])
+def test_detailed_json_describes_the_written_text(punctuator, options):
+    """The JSON's marks and cases are those of the text (closing mark, sentence starts)."""
+    from punctum.text import Labelled, render
+
+    result = punctuator.restore_detailed(["we visit NEW york, you see " + SAMPLE], options)[0]
+    record = json.loads(json.dumps(result.to_dict()))
+    words = record["words"]
+    labelled = Labelled(tuple(w["word"] for w in words), tuple(w["mark"] for w in words),
+                        tuple(w["case"] for w in words), result.labelled.pre,
+                        result.labelled.forms, result.labelled.abbreviated)
+    assert render(labelled, lexicon=punctuator.artifact.lexicon) == record["text"]
+    assert words[-1]["mark"] in {"PERIOD", "QUESTION", "EXCLAMATION"}
+    prediction = result.prediction
+    for i, word in enumerate(words):
+        assert ("model_mark" in word) == (word["mark"] != prediction.post[i])
+        assert 0.0 <= word["mark_prob"] <= 1.0
+
+
 def test_batch_equals_single_and_is_deterministic(punctuator):
     texts = [SAMPLE, "we see a boat", "", "they paint the garden " * 30]
     batch = punctuator.restore_batch(texts)
