@@ -35,6 +35,8 @@ class Batch:
             the recipe's single value.
         pauses: (B, T) float32 seconds of silence after the word labelled at each position,
             NaN elsewhere and where unknown; None when no corpus of the batch is timed.
+        soft: (B, T, n_post + n_case) float32 teacher probabilities at labelled positions,
+            NaN elsewhere; None when no corpus of the batch has a teacher.
     """
 
     ids: np.ndarray
@@ -44,6 +46,7 @@ class Batch:
     row_weight: np.ndarray | None = None
     row_smoothing: np.ndarray | None = None
     pauses: np.ndarray | None = None
+    soft: np.ndarray | None = None
 
 
 def window_end(corpus: EncodedCorpus, starts: np.ndarray, begin: int, limit: int,
@@ -95,6 +98,7 @@ def collate(corpus_windows: Sequence[tuple[EncodedCorpus, int, int]], bos_id: in
     case = np.full((size, width), IGNORE, dtype=np.int64)
     timed = any(corpus.pause is not None for corpus, _, _ in corpus_windows)
     pauses = np.full((size, width), np.nan, dtype=np.float32) if timed else None
+    soft = _soft_targets(corpus_windows, width, ignore_from)
     for row, (corpus, begin, end) in enumerate(corpus_windows):
         n = end - begin
         ids[row, 0], ids[row, n + 1] = bos_id, eos_id
@@ -108,7 +112,20 @@ def collate(corpus_windows: Sequence[tuple[EncodedCorpus, int, int]], bos_id: in
             case[row, 1 + ignore_from[row]:] = IGNORE
         if timed and corpus.pause is not None:
             pauses[row, 1:n + 1] = corpus.pause[begin:end]
-    return Batch(ids, lengths, punct, case, pauses=pauses)
+    return Batch(ids, lengths, punct, case, pauses=pauses, soft=soft)
+
+
+def _soft_targets(corpus_windows, width: int, ignore_from) -> np.ndarray | None:
+    """(B, T, K) teacher probabilities of the windows (NaN where none), or None."""
+    taught = [corpus.soft for corpus, _, _ in corpus_windows if corpus.soft is not None]
+    if not taught:
+        return None
+    soft = np.full((len(corpus_windows), width, taught[0].shape[1]), np.nan, dtype=np.float32)
+    for row, (corpus, begin, end) in enumerate(corpus_windows):
+        if corpus.soft is not None:
+            stop = end if ignore_from is None else min(end, begin + ignore_from[row])
+            soft[row, 1:stop - begin + 1] = corpus.soft[begin:stop]
+    return soft
 
 
 class WindowSampler:

@@ -22,6 +22,7 @@ from punctum.fileio import atomic_writer
 from punctum.pauses import PauseNoise
 from punctum.text import CASES, Inventory, Labelled, get_inventory, parse
 from punctum.tokenizer import SubwordTokenizer
+from punctum.train.distill import DistillConfig, Teacher
 from punctum.train.noise import NoiseConfig, add_asr_noise
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,7 @@ class SourceConfig:
             in self-training; 1 for human labels).
         label_smoothing: smoothing of this source's targets (beta_1 / beta_2 of
             discriminative label smoothing); None = train.label_smoothing.
+        distill: whether the [data.distill] teacher labels this source (text sources).
     """
 
     path: str
@@ -50,6 +52,7 @@ class SourceConfig:
     format: str = "text"
     loss_weight: float = 1.0
     label_smoothing: float | None = None
+    distill: bool = True
 
     def __post_init__(self) -> None:
         if self.weight <= 0:
@@ -77,6 +80,7 @@ class DataConfig:
         max_documents: read at most this many documents per source (0 = all).
         noise: ASR-style noise applied to the training split.
         pause_noise: perturbation of timed sources' pauses in training windows.
+        distill: a teacher model whose probabilities the student also learns from.
         language: inventory name.
     """
 
@@ -87,6 +91,7 @@ class DataConfig:
     max_documents: int = 0
     noise: NoiseConfig = field(default_factory=NoiseConfig)
     pause_noise: PauseNoise = field(default_factory=PauseNoise)
+    distill: DistillConfig = field(default_factory=DistillConfig)
     language: str = "en"
 
     def __post_init__(self) -> None:
@@ -110,6 +115,8 @@ class EncodedCorpus:
         doc_offsets: (D+1,) int64 start of each document in the arrays.
         pause: (N,) float16 seconds of silence after each word at its label position, NaN
             elsewhere and where unknown; None for a corpus without timings.
+        soft: (N, n_post + n_case) float16 teacher probabilities at each word's label
+            position, NaN elsewhere; None for a corpus without a teacher.
     """
 
     ids: np.ndarray
@@ -118,6 +125,7 @@ class EncodedCorpus:
     word_start: np.ndarray
     doc_offsets: np.ndarray
     pause: np.ndarray | None = None
+    soft: np.ndarray | None = None
 
     @property
     def n_words(self) -> int:
@@ -125,7 +133,8 @@ class EncodedCorpus:
 
     def save(self, path: str | Path) -> None:
         with atomic_writer(path, binary=True, compress=False) as handle:
-            extra = {} if self.pause is None else {"pause": self.pause}
+            extra = {key: value for key, value in (("pause", self.pause), ("soft", self.soft))
+                     if value is not None}
             np.savez(handle, ids=self.ids, punct=self.punct, case=self.case,
                      word_start=self.word_start, doc_offsets=self.doc_offsets, **extra)
 
@@ -140,32 +149,39 @@ def encode_documents(
     tokenizer: SubwordTokenizer,
     inventory: Inventory,
     ignore_case: bool = False,
+    teacher: Teacher | None = None,
 ) -> EncodedCorpus:
     """Tokenize labelled documents into an EncodedCorpus, streaming in chunks.
 
     Documents are all Labelled, or all (Labelled, (n_words,) pauses in seconds) pairs, which
-    gives the corpus its `pause` array.
+    gives the corpus its `pause` array. With a teacher, its probabilities for each document
+    give the corpus its `soft` array.
     """
     post_ids = {label: i for i, label in enumerate(inventory.post_labels)}
     case_ids = {label: i for i, label in enumerate(CASES)}
-    parts: list[tuple[np.ndarray, ...]] = []
+    parts: list[dict[str, np.ndarray]] = []
     chunk: list[Labelled] = []
     for document in documents:
         if len(document[0] if isinstance(document, tuple) else document):
             chunk.append(document)
         if len(chunk) == _CHUNK_DOCS:
-            parts.extend(_encode_chunk(chunk, tokenizer, post_ids, case_ids, ignore_case))
+            parts.extend(_encode_chunk(chunk, tokenizer, post_ids, case_ids, ignore_case,
+                                       teacher))
             chunk = []
-    parts.extend(_encode_chunk(chunk, tokenizer, post_ids, case_ids, ignore_case))
+            if teacher is not None:
+                log.info("teacher: %d documents labelled", len(parts))
+    parts.extend(_encode_chunk(chunk, tokenizer, post_ids, case_ids, ignore_case, teacher))
     return _concatenate(parts)
 
 
-def _encode_chunk(chunk, tokenizer, post_ids, case_ids, ignore_case):
+def _encode_chunk(chunk, tokenizer, post_ids, case_ids, ignore_case, teacher=None):
+    """One dict of EncodedCorpus columns per document of the chunk."""
     timed = bool(chunk) and isinstance(chunk[0], tuple)
     pauses = [p for _, p in chunk] if timed else [None] * len(chunk)
     chunk = [d for d, _ in chunk] if timed else chunk
     encodings = tokenizer.encode_batch([doc.words for doc in chunk], add_special_tokens=False)
-    for doc, enc, doc_pauses in zip(chunk, encodings, pauses):
+    taught = teacher([doc.words for doc in chunk]) if teacher and chunk else [None] * len(chunk)
+    for doc, enc, doc_pauses, probs in zip(chunk, encodings, pauses, taught):
         n = len(enc.ids)
         punct = np.full(n, -1, dtype=np.int8)
         case = np.full(n, -1, dtype=np.int8)
@@ -176,24 +192,26 @@ def _encode_chunk(chunk, tokenizer, post_ids, case_ids, ignore_case):
             case[positions] = [case_ids[label] for label, ok in zip(doc.case, has) if ok]
         starts = np.zeros(n, dtype=bool)
         starts[np.unique(enc.word_index[enc.word_index >= 0], return_index=True)[1]] = True
-        if doc_pauses is None:
-            yield enc.ids.astype(np.int32), punct, case, starts
-            continue
-        pause = np.full(n, np.nan, dtype=np.float16)
-        pause[positions] = np.asarray(doc_pauses, dtype=np.float16)[has]
-        yield enc.ids.astype(np.int32), punct, case, starts, pause
+        columns = {"ids": enc.ids.astype(np.int32), "punct": punct, "case": case,
+                   "word_start": starts}
+        if doc_pauses is not None:
+            columns["pause"] = np.full(n, np.nan, dtype=np.float16)
+            columns["pause"][positions] = np.asarray(doc_pauses, dtype=np.float16)[has]
+        if probs is not None:
+            columns["soft"] = np.full((n, probs.shape[1]), np.nan, dtype=np.float16)
+            columns["soft"][positions] = probs[has]
+        yield columns
 
 
-def _concatenate(parts: list[tuple[np.ndarray, ...]]) -> EncodedCorpus:
-    lengths = [len(p[0]) for p in parts]
+def _concatenate(parts: list[dict[str, np.ndarray]]) -> EncodedCorpus:
+    lengths = [len(p["ids"]) for p in parts]
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     if not parts:
         empty = np.zeros(0, dtype=np.int32)
         return EncodedCorpus(empty, empty.astype(np.int8), empty.astype(np.int8),
                              empty.astype(bool), offsets)
-    columns = [np.concatenate([p[k] for p in parts]) for k in range(4)]
-    pause = np.concatenate([p[4] for p in parts]) if len(parts[0]) == 5 else None
-    return EncodedCorpus(*columns, doc_offsets=offsets, pause=pause)
+    columns = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+    return EncodedCorpus(**columns, doc_offsets=offsets)
 
 
 def _is_validation(line_number: int, path: str, fraction: float) -> bool:
@@ -253,19 +271,31 @@ def read_dev(path: str, tokenizer: SubwordTokenizer, language: str = "en") -> En
                             ignore_case=True)
 
 
-def encode_source(source, config, tokenizer, split, cache_dir) -> EncodedCorpus:
+def taught(source: SourceConfig, split: str, teacher: Teacher | None) -> Teacher | None:
+    """The teacher if it labels this source's split: text sources' training split."""
+    if teacher is None or not source.distill or split != "train" or source.format != "text":
+        return None
+    return teacher
+
+
+def encode_source(source, config, tokenizer, split, cache_dir,
+                  teacher: Teacher | None = None) -> EncodedCorpus:
     """Encode one source split, reusing a cached copy keyed by its settings."""
+    teacher = taught(source, split, teacher)
     # Only what changes the encoded arrays: sampling and loss settings do not.
-    key = hashlib.md5(repr((source.path, source.format, config.max_documents,
-                            config.val_fraction, config.noise, split,
-                            tokenizer.tokenizer.to_str())).encode()).hexdigest()[:16]
+    settings = (source.path, source.format, config.max_documents, config.val_fraction,
+                config.noise, split, tokenizer.tokenizer.to_str())
+    if teacher is not None:
+        settings += (teacher.key,)
+    key = hashlib.md5(repr(settings).encode()).hexdigest()[:16]
     cache = Path(cache_dir) / f"{Path(source.path).name}.{split}.{key}.npz"
     if cache.exists():
         return EncodedCorpus.load(cache)
-    log.info("encoding %s (%s split)", source.path, split)
+    log.info("encoding %s (%s split%s)", source.path, split,
+             ", with the teacher's probabilities" if teacher else "")
     inventory = get_inventory(config.language)
     corpus = encode_documents(iter_source(source, config, split), tokenizer, inventory,
-                              ignore_case=source.format == "che")
+                              ignore_case=source.format == "che", teacher=teacher)
     cache.parent.mkdir(parents=True, exist_ok=True)
     corpus.save(cache)
     return corpus

@@ -17,6 +17,7 @@ from punctum.config import build_dataclass as _build
 from punctum.config import existing, read_toml
 from punctum.pauses import PauseNoise
 from punctum.train.data import DataConfig, SourceConfig
+from punctum.train.distill import DistillConfig
 from punctum.train.noise import NoiseConfig
 
 if TYPE_CHECKING:
@@ -149,6 +150,7 @@ def parse_recipe(raw: dict, data_root: str | Path | None = None, name: str = "")
     if "scale_range" in pause_noise:
         pause_noise["scale_range"] = tuple(pause_noise["scale_range"])
     data["pause_noise"] = _build(PauseNoise, pause_noise, "data.pause_noise")
+    data["distill"] = _build(DistillConfig, data.get("distill", {}), "data.distill")
     return Recipe(
         model=dict(raw["model"]),
         tokenizer=_build(TokenizerConfig, raw.get("tokenizer", {}), "tokenizer"),

@@ -33,6 +33,7 @@ from punctum.tokenizer import SubwordTokenizer, train_bpe
 from punctum.train import checkpoint
 from punctum.train.batching import Batch, WindowSampler, iter_batches, sequential_windows
 from punctum.train.data import EncodedCorpus, encode_source, iter_source, read_dev
+from punctum.train.distill import Teacher, distill_loss
 from punctum.train.pretrained import resolve_pretrained
 from punctum.train.recipe import Recipe
 
@@ -128,11 +129,15 @@ def prepare_corpora(recipe: Recipe, tokenizer: SubwordTokenizer, out: Path, dist
                     split: str = "train") -> list[EncodedCorpus]:
     """Encode every source (rank 0 first, so the others read its cache)."""
     cache = out / "cache"
+    teacher = None
+    if recipe.data.distill.enabled and split == "train":
+        teacher = Teacher(recipe.data.distill, get_inventory(recipe.data.language).post_labels)
     if dist.main:
         for source in recipe.data.sources:
-            encode_source(source, recipe.data, tokenizer, split, cache)
+            encode_source(source, recipe.data, tokenizer, split, cache, teacher)
     _barrier(dist)
-    return [encode_source(s, recipe.data, tokenizer, split, cache) for s in recipe.data.sources]
+    return [encode_source(s, recipe.data, tokenizer, split, cache, teacher)
+            for s in recipe.data.sources]
 
 
 def prepare_dev(recipe: Recipe, tokenizer: SubwordTokenizer) -> EncodedCorpus | None:
@@ -241,9 +246,15 @@ class TaggingTask:
         extra = model_inputs(self.model, batch, self.device)
         with autocast(self.device, self.recipe.train.dtype):
             punct_logits, case_logits = wrapped(ids, lengths, **extra)
-        return self.model.loss(punct_logits.float(), case_logits.float(), punct, case,
+        loss = self.model.loss(punct_logits.float(), case_logits.float(), punct, case,
                                punct_weights=weights, case_weights=weights,
                                label_smoothing=smoothing)
+        distill = self.recipe.data.distill
+        if batch.soft is None or distill.weight == 0:
+            return loss
+        soft = torch.from_numpy(batch.soft).to(self.device)
+        return loss + distill.weight * distill_loss(punct_logits, case_logits, soft,
+                                                    self.model.config.punct_loss_weight)
 
     def evaluate(self) -> dict | None:
         """{"score": dev punctuation F1 (selects the best checkpoint), "dev_f1": ...}."""

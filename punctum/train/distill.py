@@ -1,0 +1,136 @@
+"""Knowledge distillation: a stronger exported model (the teacher) labels the training text
+with probabilities, and the student learns from them beside the human labels.
+
+    [data.distill]
+    model = "en-accurate"    # a bundled model name or an artifact folder
+    weight = 1.0             # L = L_human + weight * L_teacher
+    threads = 2              # ONNX Runtime threads of the teacher while encoding
+
+The teacher runs once, when a source is encoded (after ASR-style noise, so it sees the
+words the student sees); its per-word mark and case distributions are cached with the
+encoded corpus at each word's label position. L_teacher is the joint loss of the student
+against those distributions (soft cross-entropy, L_case + punct_loss_weight * L_punct), over
+the positions that have them; sources with `distill = false` have none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from punctum.text import CASES
+
+
+@dataclass(frozen=True)
+class DistillConfig:
+    """The [data.distill] table.
+
+    Args:
+        model: the teacher: a bundled model name or an artifact folder ("" = no teacher).
+        weight: weight of the teacher term in the loss (0 = human labels only).
+        threads: ONNX Runtime threads of the teacher (0 = the machine's cores).
+    """
+
+    model: str = ""
+    weight: float = 1.0
+    threads: int = 0
+
+    def __post_init__(self) -> None:
+        if self.weight < 0:
+            raise ValueError(f"data.distill.weight must be >= 0, got {self.weight}")
+        if self.threads < 0:
+            raise ValueError(f"data.distill.threads must be >= 0, got {self.threads}")
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.model)
+
+
+class Teacher:
+    """Per-word probabilities of an exported model, in the student's label order.
+
+    Args:
+        config: the distillation settings (config.model is loaded with `Punctuator.load`).
+        post_labels: the student's mark labels (its inventory's order).
+    """
+
+    def __init__(self, config: DistillConfig, post_labels: Sequence[str]) -> None:
+        from punctum.runtime import Punctuator
+
+        self.punctuator = Punctuator.load(config.model, threads=config.threads)
+        self.post_columns = _columns(self.punctuator.post_labels, post_labels, "mark")
+        self.case_columns = _columns(self.punctuator.case_labels, CASES, "case")
+
+    @property
+    def key(self) -> str:
+        """Identifies the teacher's weights (for cache keys)."""
+        digest = hashlib.md5()
+        with open(self.punctuator.artifact.model_file, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()[:16]
+
+    def __call__(self, documents: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """(n_words, n_post + n_case) float16 probabilities for each word list."""
+        predictions = self.punctuator.predict_batch(documents)
+        out = []
+        for words, prediction in zip(documents, predictions):
+            if len(prediction.words) != len(words):
+                raise ValueError(f"teacher returned {len(prediction.words)} words for "
+                                 f"{len(words)}")
+            post = _renormalise(prediction.post_probs[:, self.post_columns])
+            case = _renormalise(prediction.case_probs[:, self.case_columns])
+            out.append(np.concatenate([post, case], axis=1).astype(np.float16))
+        return out
+
+
+def _columns(teacher: Sequence[str], student: Sequence[str], what: str) -> np.ndarray:
+    """Index of each student label among the teacher's columns; a label the teacher lacks
+    is an error (its probability would be unknown)."""
+    missing = [label for label in student if label not in teacher]
+    if missing:
+        raise ValueError(f"the teacher has no {what} label(s) {', '.join(missing)}")
+    return np.asarray([list(teacher).index(label) for label in student])
+
+
+def _renormalise(probs: np.ndarray) -> np.ndarray:
+    """Rows summing to 1 (labels the student lacks are dropped)."""
+    return probs / np.maximum(probs.sum(axis=1, keepdims=True), 1e-12)
+
+
+def soft_cross_entropy(logits: Tensor, targets: Tensor) -> Tensor:
+    """Mean of -sum(q * log p) over the positions whose target row is not NaN, in fp32.
+
+    Args:
+        logits: (B, T, C) float.
+        targets: (B, T, C) float probabilities, NaN at positions without a target.
+    Returns:
+        () float32; 0 (with a graph) when no position has a target.
+    """
+    with torch.autocast(device_type=logits.device.type, enabled=False):
+        has = ~torch.isnan(targets[..., 0])
+        log_probs = F.log_softmax(logits.float(), dim=-1)
+        safe = torch.nan_to_num(targets.float(), nan=0.0)
+        per_position = -(safe * log_probs).sum(dim=-1)
+        total = torch.where(has, per_position, torch.zeros_like(per_position)).sum()
+        return total / has.sum().clamp_min(1).float()
+
+
+def distill_loss(punct_logits: Tensor, case_logits: Tensor, soft: Tensor,
+                 punct_loss_weight: float) -> Tensor:
+    """The joint loss against teacher distributions: L_case + punct_loss_weight * L_punct.
+
+    Args:
+        punct_logits: (B, T, n_punct); case_logits: (B, T, n_case).
+        soft: (B, T, n_punct + n_case) teacher probabilities, NaN where none.
+    """
+    n_punct = punct_logits.shape[-1]
+    punct = soft_cross_entropy(punct_logits, soft[..., :n_punct])
+    case = soft_cross_entropy(case_logits, soft[..., n_punct:])
+    return case + punct_loss_weight * punct
