@@ -570,7 +570,7 @@ def _add_serve(subparsers) -> None:
                     "--config (a TOML file with a [serve] table).")
     parser.add_argument("--config", metavar="TOML", help="server settings ([serve] table)")
     parser.add_argument("--host", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=_at_least(1), help="port (default 8000)")
+    parser.add_argument("--port", type=_at_least(0), help="port (default 8000)")
     parser.add_argument("-m", "--model", action="append", metavar="NAME",
                         help="model to load (repeatable; the first is the default)")
     parser.add_argument("--threads", type=_at_least(0), help="ONNX Runtime threads per model")

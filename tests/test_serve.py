@@ -53,6 +53,21 @@ def test_restore_list_in_order_and_matches_library(client, bundled):
     assert response.json()["texts"] == bundled.restore_batch(texts)
 
 
+def test_words_option_answers_labels_like_the_cli(client, bundled):
+    texts = ["hello there how are you", "we met in new york"]
+    response = client.post("/v1/restore", json={"texts": texts, "words": True})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["texts"] == bundled.restore_batch(texts)
+    expected = [r.to_dict() for r in bundled.restore_detailed(texts)]
+    assert [d["words"] for d in body["details"]] == [e["words"] for e in expected]
+    assert [w["word"] for w in body["details"][1]["words"]] == texts[1].split()
+    plain = client.post("/v1/restore", json={"text": texts[0]}).json()
+    assert "details" not in plain
+    refused = client.post("/v1/restore", json={"text": SRT, "format": "srt", "words": True})
+    assert refused.status_code == 422 and "words" in refused.json()["error"]["message"]
+
+
 def test_no_case_option(client):
     response = client.post("/v1/restore", json={"text": "we met in new york", "case": False})
     assert response.json()["text"].split()[0] == "we"

@@ -54,6 +54,8 @@ class RestoreRequest(BaseModel):
     model: str | None = Field(None, description="a loaded model (default: the first)")
     case: bool = Field(True, description="restore casing")
     keep_existing: bool = Field(False, description="keep marks and case already present")
+    words: bool = Field(False, description="also answer each word's mark, case and "
+                        "probabilities (format 'text' only)")
     format: Literal[FORMATS] = Field(  # type: ignore[valid-type]
         "text", description="what `text` holds; subtitle and JSON formats keep every timing")
 
@@ -63,6 +65,9 @@ class RestoreResponse(BaseModel):
     format: str
     text: str | None = None
     texts: list[str] | None = None
+    details: list[dict] | None = Field(
+        None, description="with words=true, per text: {text, words: [{word, mark, case, "
+        "mark_prob, case_prob, ...}]}, as `punctum restore --json` prints")
 
 
 class ModelInfo(BaseModel):
@@ -231,10 +236,14 @@ def _add_routes(app: FastAPI, state: ServerState) -> None:
         if body.format != "text":
             document = await state.within_timeout(_restore_document(state, name, body, options))
             return RestoreResponse(model=name, format=body.format, text=document)
-        restored = await state.within_timeout(state.batchers[name].submit(texts, options))
+        restored = await state.within_timeout(
+            state.batchers[name].submit(texts, options, detailed=body.words))
+        details = restored if body.words else None
+        if body.words:
+            restored = [detail["text"] for detail in restored]
         if body.texts is not None:
-            return RestoreResponse(model=name, format="text", texts=restored)
-        return RestoreResponse(model=name, format="text", text=restored[0])
+            return RestoreResponse(model=name, format="text", texts=restored, details=details)
+        return RestoreResponse(model=name, format="text", text=restored[0], details=details)
 
     @app.post("/v1/transcribe", responses=ERRORS)
     async def transcribe(audio: Annotated[UploadFile, File()]):
@@ -267,6 +276,9 @@ def _request_texts(body: RestoreRequest) -> list[str]:
     if body.format != "text" and body.texts is not None:
         raise ApiError(422, "invalid_request", f"format {body.format!r} takes one document "
                        f"in 'text'")
+    if body.format != "text" and body.words:
+        raise ApiError(422, "invalid_request", f"'words' is for format 'text', not "
+                       f"{body.format!r} (whose output keeps its own timings)")
     return [body.text] if body.text is not None else list(body.texts)
 
 

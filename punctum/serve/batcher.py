@@ -2,8 +2,8 @@
 
 Requests wait in a bounded asyncio queue; one loop task takes the first waiting request,
 gathers more for up to `wait_s` or until `max_texts` texts, groups them by restore options
-and runs each group through `Punctuator.restore_batch` on a worker thread, so the event loop
-never blocks on the model. A full queue refuses at once (QueueFull -> 429); a request
+and runs each group through `Punctuator.restore_batch` (or `restore_detailed`, for requests
+that want each word's labels) on a worker thread, so the event loop never blocks on the model. A full queue refuses at once (QueueFull -> 429); a request
 abandoned by its caller (timeout) is skipped when its turn comes.
 """
 
@@ -29,13 +29,15 @@ class _Request:
     texts: list[str]
     options: Any  # RestoreOptions (frozen, hashable): requests group by it
     future: asyncio.Future = field(repr=False)
+    detailed: bool = False  # answer Restored.to_dict() objects instead of strings
 
 
 class DynamicBatcher:
     """Joins restore requests for one Punctuator into batched model calls.
 
     Args:
-        punctuator: anything with restore_batch(texts, options) -> list[str].
+        punctuator: anything with restore_batch(texts, options) -> list[str] (and, for
+            detailed requests, restore_detailed(texts, options) -> list[Restored]).
         executor: where model calls run (one worker thread keeps them in order).
         max_texts: texts per model call at most (a larger single request runs alone).
         wait_s: how long to wait for more requests after the first one arrives.
@@ -75,11 +77,12 @@ class DynamicBatcher:
     def waiting(self) -> int:
         return self.queue.qsize()
 
-    async def submit(self, texts: list[str], options) -> list[str]:
-        """Restored texts, in order; raises QueueFull when the queue is at its limit."""
+    async def submit(self, texts: list[str], options, detailed: bool = False) -> list:
+        """Restored texts, in order (with `detailed`, each as `Restored.to_dict()`); raises
+        QueueFull when the queue is at its limit."""
         future = asyncio.get_running_loop().create_future()
         try:
-            self.queue.put_nowait(_Request(list(texts), options, future))
+            self.queue.put_nowait(_Request(list(texts), options, future, detailed))
         except asyncio.QueueFull:
             raise QueueFull(f"{self.queue.maxsize} requests are already waiting") from None
         return await future
@@ -87,8 +90,8 @@ class DynamicBatcher:
     async def _loop(self) -> None:
         while True:
             batch = await self._gather()
-            for options, requests in _by_options(batch).items():
-                await self._run(requests, options)
+            for (options, detailed), requests in _by_options(batch).items():
+                await self._run(requests, options, detailed)
 
     async def _gather(self) -> list[_Request]:
         """The first waiting request plus those that arrive within wait_s, up to max_texts."""
@@ -108,13 +111,13 @@ class DynamicBatcher:
             size += len(request.texts)
         return [r for r in batch if not r.future.done()]  # skip abandoned requests
 
-    async def _run(self, requests: list[_Request], options) -> None:
+    async def _run(self, requests: list[_Request], options, detailed: bool = False) -> None:
         texts = [text for request in requests for text in request.texts]
         loop = asyncio.get_running_loop()
         self._running = requests
+        call = self._detailed if detailed else self.punctuator.restore_batch
         try:
-            restored = await loop.run_in_executor(
-                self.executor, self.punctuator.restore_batch, texts, options)
+            restored = await loop.run_in_executor(self.executor, call, texts, options)
         except Exception as error:  # one bad batch fails its requests, not the server
             for request in requests:
                 if not request.future.done():
@@ -131,8 +134,13 @@ class DynamicBatcher:
             start = end
 
 
-def _by_options(batch: list[_Request]) -> dict[Any, list[_Request]]:
-    groups: dict[Any, list[_Request]] = {}
+    def _detailed(self, texts: list[str], options) -> list[dict]:
+        return [r.to_dict() for r in self.punctuator.restore_detailed(texts, options)]
+
+
+def _by_options(batch: list[_Request]) -> dict[tuple[Any, bool], list[_Request]]:
+    """Requests grouped by (options, detailed): each group is one model call."""
+    groups: dict[tuple[Any, bool], list[_Request]] = {}
     for request in batch:
-        groups.setdefault(request.options, []).append(request)
+        groups.setdefault((request.options, request.detailed), []).append(request)
     return groups
