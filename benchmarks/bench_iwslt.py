@@ -1,12 +1,15 @@
 """IWSLT2011 test2011 accuracy of a model through the public API (`Punctuator.restore`).
 
     python benchmarks/bench_iwslt.py --model en-tiny --data ../shared/data/iwslt2011
+    python benchmarks/bench_iwslt.py --model runs/b/artifact --compare runs/a/artifact
 
 Punctuation: the unpunctuated, lowercased words of Che's test2011 (contractions merged) are
 restored and scored token by token against Che's labels (IWSLT2011 convention, "!" counted
 as PERIOD). Casing: the words of the cased source XML (IWSLT12.TED.MT.tst2011...xml), with
 marks and case stripped, are restored and their case labels scored against the XML
-(LOWER negative). Prints a markdown row (or JSON) for docs/BENCHMARKS.md.
+(LOWER negative). Prints a markdown row (or JSON) for docs/BENCHMARKS.md. With --compare A,
+also a paired bootstrap (1,000 resamples over test2011's sentences) of the model's overall
+punctuation F1 against model A's.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from pathlib import Path
 
 from common import SHARED_DATA, existing_data, hardware
 
-from punctum.evaluation import ScoredFile, load_scored, score
+from punctum.evaluation import ScoredFile, compare, load_scored, score
 from punctum.runtime import Punctuator, RestoreOptions
 from punctum.text import get_inventory, parse
 from punctum.windows import WindowConfig
@@ -39,12 +42,24 @@ def evaluate(punctuator: Punctuator, data: Path) -> dict:
     inventory = get_inventory("en")
     che = load_scored(data / "test2011", "che")
     start = time.perf_counter()
-    punct = score(che, restore_words(punctuator, che.labelled.words), inventory)
+    hyp = restore_words(punctuator, che.labelled.words)
+    punct = score(che, hyp, inventory)
     seconds = time.perf_counter() - start
     xml = load_scored(data / XML_NAME, "xml")
     case = score(xml, restore_words(punctuator, xml.labelled.words), inventory)
     return {"punct": punct.punct, "case": case.case, "seconds": seconds,
-            "words": len(che.labelled)}
+            "words": len(che.labelled), "ref": che, "hyp": hyp}
+
+
+def bootstrap_line(result: dict, baseline: Punctuator) -> tuple[str, dict]:
+    """Paired bootstrap of result's punctuation F1 against the baseline model's."""
+    inventory = get_inventory("en")
+    ref = result["ref"]
+    boot = compare(ref, restore_words(baseline, ref.labelled.words), result["hyp"], inventory)
+    line = (f"overall punctuation F1 {boot.delta * 100:+.1f} against "
+            f"{baseline.artifact.path} (paired bootstrap over sentences, 1,000 resamples: "
+            f"p = {boot.p_value:.3f})")
+    return line, boot.to_dict()
 
 
 def model_facts(punctuator: Punctuator) -> dict:
@@ -102,6 +117,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--record", action="store_true",
                         help="write the scores into the model's punctum.json")
+    parser.add_argument("--compare", metavar="MODEL",
+                        help="a baseline model: add a paired bootstrap against it")
     args = parser.parse_args()
     args.data = existing_data(args.data, "test2011", XML_NAME)
     windows = WindowConfig(*args.window) if args.window else None
@@ -110,12 +127,17 @@ def main() -> None:
     facts = model_facts(punctuator)
     if args.record:
         record_scores(punctuator, result)
+    line, boot = "", None
+    if args.compare:
+        line, boot = bootstrap_line(result, Punctuator.load(args.compare, threads=args.threads,
+                                                            windows=windows))
     if args.json:
         print(json.dumps({"punctuation": result["punct"].to_dict(),
                           "casing": result["case"].to_dict(), "seconds": result["seconds"],
+                          "bootstrap": boot,
                           **{k: str(v) for k, v in facts.items()}}, indent=2))
     else:
-        print(markdown(result, facts))
+        print(markdown(result, facts) + (f"\n\n{line}" if line else ""))
 
 
 if __name__ == "__main__":

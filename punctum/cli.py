@@ -27,7 +27,7 @@ EXIT_USAGE = 2
 
 
 def _at_least(minimum: int):
-    """An argparse type: an integer >= minimum (a negative thread count is a usage error)."""
+    """An argparse type: an integer >= minimum (for counts no options dataclass checks)."""
     def parse(value: str) -> int:
         number = int(value)
         if number < minimum:
@@ -65,7 +65,7 @@ def _add_eval(subparsers) -> None:
                         help="also split scores into mid-utterance and utterance-final")
     parser.add_argument("--compare", metavar="HYP2",
                         help="paired bootstrap of HYP2 against HYP")
-    parser.add_argument("--samples", type=_at_least(1), default=1000, help="bootstrap resamples")
+    parser.add_argument("--samples", type=int, default=1000, help="bootstrap resamples")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--plot", metavar="PNG", help="save the confusion matrix as a PNG")
@@ -95,7 +95,7 @@ def _add_train(subparsers) -> None:
     parser.add_argument("--data-root", default="../shared/data",
                         help="folder that relative data paths in the recipe start from")
     parser.add_argument("--resume", action="store_true", help="continue from OUT/last.pt")
-    parser.add_argument("--steps", type=_at_least(1), help="override train.steps")
+    parser.add_argument("--steps", type=int, help="override train.steps")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(run=_run_train)
 
@@ -137,7 +137,7 @@ def _add_restore(subparsers) -> None:
                              "files left out)")
     parser.add_argument("--output-dir", metavar="DIR",
                         help="--input-dir: write each output to the same relative path under DIR")
-    parser.add_argument("--jobs", type=_at_least(1), metavar="N",
+    parser.add_argument("--jobs", type=int, metavar="N",
                         help="--input-dir: worker processes, each loading the model once "
                              "(default 1: this process)")
     _add_folder_options(parser)
@@ -179,9 +179,9 @@ def _add_restore_options(parser) -> None:
                              "format, Whisper JSON for subtitles, --json for text)")
     parser.add_argument("--resegment", action="store_true",
                         help="rebuild subtitle cues at sentence boundaries (srt/vtt output)")
-    parser.add_argument("--max-chars", type=_at_least(1), metavar="N",
+    parser.add_argument("--max-chars", type=int, metavar="N",
                         help="--resegment: characters per line (default 42)")
-    parser.add_argument("--max-lines", type=_at_least(1), metavar="N",
+    parser.add_argument("--max-lines", type=int, metavar="N",
                         help="--resegment: lines per cue (default 2)")
     parser.add_argument("--max-duration", type=float, metavar="S",
                         help="--resegment: seconds per cue (default 7)")
@@ -337,12 +337,12 @@ def _add_batch(subparsers) -> None:
     parser.add_argument("--output-dir", required=True, metavar="DIR", help="folder to write")
     parser.add_argument("--address", help="Ray cluster address (default: start a local Ray "
                                           "with this machine's cores)")
-    parser.add_argument("--actors", type=_at_least(0), default=0, metavar="K",
+    parser.add_argument("--actors", type=int, default=0, metavar="K",
                         help="model-holding actors, one CPU each (default: one per CPU)")
     parser.add_argument("--column", default="text", help="--parquet: the column to restore")
     parser.add_argument("--output-column", default="restored",
                         help="--parquet: the column written (default: restored)")
-    parser.add_argument("--batch-size", type=_at_least(1), default=256, metavar="N",
+    parser.add_argument("--batch-size", type=int, default=256, metavar="N",
                         help="--parquet: rows per model call (default 256)")
     _add_folder_options(parser)
     _add_restore_options(parser)
@@ -513,7 +513,7 @@ def _add_transcribe(subparsers) -> None:
     parser.add_argument("-m", "--model", required=True, help="acoustic model folder or name")
     parser.add_argument("--text-model", help="lexical model for casing (and marks in a "
                         "cascade; default: the bundled model for cascades)")
-    parser.add_argument("--beam", type=_at_least(0), default=0, help="prefix beam width (0 = greedy)")
+    parser.add_argument("--beam", type=int, default=0, help="prefix beam width (0 = greedy)")
     parser.add_argument("--to", choices=["text", "json", "srt", "vtt"], default="text",
                         help="output: text, JSON with word timings, or subtitles")
     parser.add_argument("-o", "--output", metavar="PATH",
@@ -570,7 +570,7 @@ def _add_serve(subparsers) -> None:
                     "--config (a TOML file with a [serve] table).")
     parser.add_argument("--config", metavar="TOML", help="server settings ([serve] table)")
     parser.add_argument("--host", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=_at_least(0), help="port (default 8000)")
+    parser.add_argument("--port", type=int, help="port (default 8000)")
     parser.add_argument("-m", "--model", action="append", metavar="NAME",
                         help="model to load (repeatable; the first is the default)")
     parser.add_argument("--threads", type=_at_least(0), help="ONNX Runtime threads per model")
@@ -607,7 +607,7 @@ def _add_synth(subparsers) -> None:
                         help="--recipe: build only this split (repeatable)")
     parser.add_argument("--list-voices", action="store_true",
                         help="list the voices, their families and whether they are installed")
-    parser.add_argument("-n", "--utterances", type=_at_least(1), dest="n_utterances",
+    parser.add_argument("-n", "--utterances", type=int, dest="n_utterances",
                         help="utterances to synthesize (default: all)")
     parser.add_argument("--voices", nargs="+", metavar="NAME",
                         help="voice ids, names, families or engines to use (default: all)")
@@ -617,9 +617,9 @@ def _add_synth(subparsers) -> None:
                         help="keep only the text whose words hash to this split")
     parser.add_argument("--split-fractions", type=float, nargs=3,
                         metavar=("TRAIN", "DEV", "TEST"), help="default 0.96 0.02 0.02")
-    parser.add_argument("--min-words", type=_at_least(1), help="words per utterance at least (3)")
-    parser.add_argument("--max-words", type=_at_least(1), help="words per utterance at most (30)")
-    parser.add_argument("--max-sentences", type=_at_least(1), help="sentences per utterance (3)")
+    parser.add_argument("--min-words", type=int, help="words per utterance at least (3)")
+    parser.add_argument("--max-words", type=int, help="words per utterance at most (30)")
+    parser.add_argument("--max-sentences", type=int, help="sentences per utterance (3)")
     parser.add_argument("--skip-digits", action="store_true", default=None,
                         help="drop utterances with digits")
     parser.add_argument("--rate-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
@@ -631,7 +631,7 @@ def _add_synth(subparsers) -> None:
     parser.add_argument("--snr-db-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
                         help="noise SNR in dB (10 30)")
     parser.add_argument("--seed", type=int, help="seed of every random choice (0)")
-    parser.add_argument("--workers", type=_at_least(1), help="parallel jobs (default: CPU cores)")
+    parser.add_argument("--workers", type=int, help="parallel jobs (default: CPU cores)")
     parser.add_argument("--exclude-ids", nargs="+", default=[], metavar="PREFIX",
                         help="skip documents whose id starts with PREFIX (e.g. LJ001-)")
     parser.add_argument("--text-column", default="text", help="TSV text column")
@@ -685,7 +685,7 @@ def _add_timings(subparsers) -> None:
     parser.add_argument("inputs", nargs="+", metavar="TEXT",
                         help="text files (one document per line), tables or manifests")
     parser.add_argument("--out", required=True, help="output .jsonl or .jsonl.gz")
-    parser.add_argument("-n", "--utterances", type=_at_least(0), default=0,
+    parser.add_argument("-n", "--utterances", type=int, default=0,
                         help="utterances (default: all of the split)")
     parser.add_argument("--split", choices=["train", "dev", "test"],
                         help="keep only the text whose words hash to this split")
@@ -693,15 +693,15 @@ def _add_timings(subparsers) -> None:
                         help="espeak-ng voices or accents never used (e.g. en-gb-scotland)")
     parser.add_argument("--voices", nargs="+", default=[], metavar="NAME",
                         help="use only these espeak-ng voices or accents")
-    parser.add_argument("--min-words", type=_at_least(1), default=8, help="words per utterance (8)")
-    parser.add_argument("--max-words", type=_at_least(1), default=60, help="at most (60)")
-    parser.add_argument("--max-sentences", type=_at_least(1), default=6, help="sentences (6)")
-    parser.add_argument("--max-documents", type=_at_least(0), default=0,
+    parser.add_argument("--min-words", type=int, default=8, help="words per utterance (8)")
+    parser.add_argument("--max-words", type=int, default=60, help="at most (60)")
+    parser.add_argument("--max-sentences", type=int, default=6, help="sentences (6)")
+    parser.add_argument("--max-documents", type=int, default=0,
                         help="documents read per input (default: all)")
     parser.add_argument("--rate-range", type=float, nargs=2, default=[0.85, 1.2],
                         metavar=("LOW", "HIGH"), help="speed factor (0.85 1.2)")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice")
-    parser.add_argument("--jobs", type=_at_least(1), default=os.cpu_count() or 1,
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="processes (default: CPU cores)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(run=_run_timings)
@@ -752,7 +752,7 @@ def _add_glue(subparsers) -> None:
                         dest="keep_single",
                         help="drop utterances left without a group")
     parser.add_argument("--seed", type=int, help="seed of every random choice (0)")
-    parser.add_argument("--workers", type=_at_least(1), help="parallel jobs (default: CPU cores)")
+    parser.add_argument("--workers", type=int, help="parallel jobs (default: CPU cores)")
     parser.add_argument("--text-column", default="text", help="TSV text column")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(run=_run_glue)

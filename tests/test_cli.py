@@ -77,7 +77,7 @@ def test_restore_errors_are_one_line(tiny_artifact, tmp_path, capsys, setup, mes
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-@pytest.mark.parametrize("args", [["--threads", "-3"], ["--jobs", "0"], ["--max-chars", "-1"]])
+@pytest.mark.parametrize("args", [["--threads", "-3"], ["--threads", "-1"]])
 def test_restore_rejects_negative_counts(tiny_artifact, capsys, args):
     with pytest.raises(SystemExit) as exit_info:
         main(["restore", "--model", str(tiny_artifact), *args, "hello"])
