@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import torch
@@ -67,7 +68,7 @@ class Teacher:
         self.post_columns = _columns(self.punctuator.post_labels, post_labels, "mark")
         self.case_columns = _columns(self.punctuator.case_labels, CASES, "case")
 
-    @property
+    @cached_property
     def key(self) -> str:
         """Identifies the teacher's weights (for cache keys)."""
         digest = hashlib.md5()
