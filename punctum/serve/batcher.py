@@ -3,8 +3,9 @@
 Requests wait in a bounded asyncio queue; one loop task takes the first waiting request,
 gathers more for up to `wait_s` or until `max_texts` texts, groups them by restore options
 and runs each group through `Punctuator.restore_batch` (or `restore_detailed`, for requests
-that want each word's labels) on a worker thread, so the event loop never blocks on the model. A full queue refuses at once (QueueFull -> 429); a request
-abandoned by its caller (timeout) is skipped when its turn comes.
+that want each word's labels) on a worker thread, so the event loop never blocks on the
+model. A full queue refuses at once (QueueFull -> 429); a request abandoned by its caller
+(timeout) is skipped when its turn comes.
 """
 
 from __future__ import annotations
