@@ -15,12 +15,12 @@ import datetime
 import time
 from pathlib import Path
 
+from common import SHARED_DATA, existing_data
+
 from punctum.evaluation import ScoredFile, load_scored, score
 from punctum.runtime import Punctuator
 from punctum.text import get_inventory, parse
 from punctum.windows import WindowConfig
-
-from common import SHARED_DATA, existing_data
 
 SETTINGS = [
     WindowConfig(120, 0, 0, "none"),
