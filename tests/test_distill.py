@@ -9,14 +9,11 @@ torch = pytest.importorskip("torch")
 
 from conftest import TINY_RECIPE  # noqa: E402
 
+from punctum.models.losses import soft_cross_entropy  # noqa: E402
 from punctum.text import CASES, get_inventory, parse  # noqa: E402
 from punctum.train.batching import WindowSampler, collate  # noqa: E402
 from punctum.train.data import encode_documents  # noqa: E402
-from punctum.train.distill import (  # noqa: E402
-    DistillConfig,
-    Teacher,
-    soft_cross_entropy,
-)
+from punctum.train.distill import DistillConfig, Teacher  # noqa: E402
 from punctum.train.recipe import parse_recipe  # noqa: E402
 from punctum.train.trainer import TaggingTask, init_distributed, make_task, train  # noqa: E402
 

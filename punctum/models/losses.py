@@ -2,6 +2,7 @@
 
 The total follows the on-device CNN-BiLSTM paper, L = L_case + punct_loss_weight * L_punct
 (0.7 there). Both terms are cross-entropy computed in fp32 even under bf16 autocast.
+`distill_loss` is the same joint loss against a teacher's probabilities (punctum.train.distill).
 """
 
 import torch
@@ -120,3 +121,35 @@ class TaggingLoss:
         return tagging_loss(punct_logits, case_logits, punct_targets, case_targets,
                             punct_weights, case_weights, label_smoothing,
                             self.config.punct_loss_weight)
+
+
+def soft_cross_entropy(logits: Tensor, targets: Tensor) -> Tensor:
+    """Mean of -sum(q * log p) over the positions whose target row is not NaN, in fp32.
+
+    Args:
+        logits: (B, T, C) float.
+        targets: (B, T, C) float probabilities, NaN at positions without a target.
+    Returns:
+        () float32; 0 (with a graph) when no position has a target.
+    """
+    with torch.autocast(device_type=logits.device.type, enabled=False):
+        has = ~torch.isnan(targets[..., 0])
+        log_probs = F.log_softmax(logits.float(), dim=-1)
+        safe = torch.nan_to_num(targets.float(), nan=0.0)
+        per_position = -(safe * log_probs).sum(dim=-1)
+        total = torch.where(has, per_position, torch.zeros_like(per_position)).sum()
+        return total / has.sum().clamp_min(1).float()
+
+
+def distill_loss(punct_logits: Tensor, case_logits: Tensor, soft: Tensor,
+                 punct_loss_weight: float) -> Tensor:
+    """The joint loss against teacher distributions: L_case + punct_loss_weight * L_punct.
+
+    Args:
+        punct_logits: (B, T, n_punct); case_logits: (B, T, n_case).
+        soft: (B, T, n_punct + n_case) teacher probabilities, NaN where none.
+    """
+    n_punct = punct_logits.shape[-1]
+    punct = soft_cross_entropy(punct_logits, soft[..., :n_punct])
+    case = soft_cross_entropy(case_logits, soft[..., n_punct:])
+    return case + punct_loss_weight * punct

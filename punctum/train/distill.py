@@ -9,8 +9,9 @@ with probabilities, and the student learns from them beside the human labels.
 The teacher runs once, when a source is encoded (after ASR-style noise, so it sees the
 words the student sees); its per-word mark and case distributions are cached with the
 encoded corpus at each word's label position. L_teacher is the joint loss of the student
-against those distributions (soft cross-entropy, L_case + punct_loss_weight * L_punct), over
-the positions that have them; sources with `distill = false` have none.
+against those distributions (`punctum.models.losses.distill_loss`: soft cross-entropy,
+L_case + punct_loss_weight * L_punct), over the positions that have them; sources with
+`distill = false` have none. This module needs no torch.
 """
 
 from __future__ import annotations
@@ -21,9 +22,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-import torch
-import torch.nn.functional as F
-from torch import Tensor
 
 from punctum.text import CASES
 
@@ -103,35 +101,3 @@ def _columns(teacher: Sequence[str], student: Sequence[str], what: str) -> np.nd
 def _renormalise(probs: np.ndarray) -> np.ndarray:
     """Rows summing to 1 (labels the student lacks are dropped)."""
     return probs / np.maximum(probs.sum(axis=1, keepdims=True), 1e-12)
-
-
-def soft_cross_entropy(logits: Tensor, targets: Tensor) -> Tensor:
-    """Mean of -sum(q * log p) over the positions whose target row is not NaN, in fp32.
-
-    Args:
-        logits: (B, T, C) float.
-        targets: (B, T, C) float probabilities, NaN at positions without a target.
-    Returns:
-        () float32; 0 (with a graph) when no position has a target.
-    """
-    with torch.autocast(device_type=logits.device.type, enabled=False):
-        has = ~torch.isnan(targets[..., 0])
-        log_probs = F.log_softmax(logits.float(), dim=-1)
-        safe = torch.nan_to_num(targets.float(), nan=0.0)
-        per_position = -(safe * log_probs).sum(dim=-1)
-        total = torch.where(has, per_position, torch.zeros_like(per_position)).sum()
-        return total / has.sum().clamp_min(1).float()
-
-
-def distill_loss(punct_logits: Tensor, case_logits: Tensor, soft: Tensor,
-                 punct_loss_weight: float) -> Tensor:
-    """The joint loss against teacher distributions: L_case + punct_loss_weight * L_punct.
-
-    Args:
-        punct_logits: (B, T, n_punct); case_logits: (B, T, n_case).
-        soft: (B, T, n_punct + n_case) teacher probabilities, NaN where none.
-    """
-    n_punct = punct_logits.shape[-1]
-    punct = soft_cross_entropy(punct_logits, soft[..., :n_punct])
-    case = soft_cross_entropy(case_logits, soft[..., n_punct:])
-    return case + punct_loss_weight * punct

@@ -26,6 +26,7 @@ import torch
 
 from punctum import metrics
 from punctum.models import build_model
+from punctum.models.losses import distill_loss
 from punctum.models.transformer_tagger import TransformerTagger
 from punctum.pauses import N_BUCKETS, bucketize
 from punctum.text import CASES, LOWER, NULL, get_inventory
@@ -33,7 +34,7 @@ from punctum.tokenizer import SubwordTokenizer, train_bpe
 from punctum.train import checkpoint
 from punctum.train.batching import Batch, WindowSampler, iter_batches, sequential_windows
 from punctum.train.data import EncodedCorpus, encode_source, iter_source, read_dev
-from punctum.train.distill import Teacher, distill_loss
+from punctum.train.distill import Teacher
 from punctum.train.pretrained import resolve_pretrained
 from punctum.train.recipe import Recipe
 
