@@ -22,6 +22,7 @@ from pathlib import Path
 
 from common import SHARED_DATA, existing_data, hardware
 
+from punctum.artifact import update_meta
 from punctum.evaluation import ScoredFile, compare, load_scored, score
 from punctum.runtime import Punctuator, RestoreOptions
 from punctum.text import get_inventory, parse
@@ -69,13 +70,15 @@ def model_facts(punctuator: Punctuator) -> dict:
     return {"name": punctuator.artifact.name, "kind": meta["kind"],
             "precision": meta["model"]["precision"], "size_mb": size / 1e6,
             "model_mb": punctuator.artifact.model_file.stat().st_size / 1e6,
-            "windows": punctuator.windows}
+            "windows": punctuator.windows,
+            "biased": punctuator.post_bias is not None}
 
 
 def markdown(result: dict, facts: dict) -> str:
     punct, case = result["punct"], result["case"]
     per = punct.per_label
-    cells = [facts["name"], facts["precision"], f"{facts['model_mb']:.1f}"]
+    weights = facts["precision"] + (" + biases" if facts["biased"] else "")
+    cells = [facts["name"], weights, f"{facts['model_mb']:.1f}"]
     for label in ("COMMA", "PERIOD", "QUESTION"):
         prf = per[label]
         cells.append(f"{prf.precision * 100:.1f} / {prf.recall * 100:.1f} / {prf.f1 * 100:.1f}")
@@ -94,17 +97,17 @@ def markdown(result: dict, facts: dict) -> str:
 
 def record_scores(punctuator: Punctuator, result: dict) -> None:
     """Store the measured test2011 scores in the artifact's punctum.json."""
-    path = punctuator.artifact.path / "punctum.json"
-    meta = json.loads(path.read_text(encoding="utf-8"))
     punct, case = result["punct"], result["case"]
-    meta.setdefault("scores", {})["iwslt2011_test2011"] = {
+    scores = dict(punctuator.artifact.meta.get("scores") or {})
+    scores["iwslt2011_test2011"] = {
         "punctuation_f1": round(punct.overall.f1 * 100, 1),
         "per_mark_f1": {k: round(v.f1 * 100, 1) for k, v in punct.per_label.items()},
         "casing_f1": round(case.overall.f1 * 100, 1),
+        "decision_biases": punctuator.post_bias is not None,
         "measured": datetime.date.today().isoformat(),
         "script": "benchmarks/bench_iwslt.py",
     }
-    path.write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
+    update_meta(punctuator.artifact.path, {"scores": scores})
 
 
 def main() -> None:
@@ -114,6 +117,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--window", type=int, nargs=3, metavar=("SIZE", "LEFT", "RIGHT"),
                         help="override the model's window settings")
+    parser.add_argument("--no-bias", action="store_true",
+                        help="ignore the model's decision biases (punctum calibrate)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--record", action="store_true",
                         help="write the scores into the model's punctum.json")
@@ -122,7 +127,11 @@ def main() -> None:
     args = parser.parse_args()
     args.data = existing_data(args.data, "test2011", XML_NAME)
     windows = WindowConfig(*args.window) if args.window else None
-    punctuator = Punctuator.load(args.model, threads=args.threads, windows=windows)
+    bias = {} if args.no_bias else None
+    if args.record and args.no_bias:
+        parser.error("--record measures the model as it restores: without --no-bias")
+    punctuator = Punctuator.load(args.model, threads=args.threads, windows=windows,
+                                 post_bias=bias)
     result = evaluate(punctuator, args.data)
     facts = model_facts(punctuator)
     if args.record:

@@ -38,8 +38,9 @@ SETTINGS = [
 ]
 
 
-def run(model: str | None, dev: ScoredFile, config: WindowConfig, threads: int) -> tuple:
-    punctuator = Punctuator.load(model, threads=threads, windows=config)
+def run(model: str | None, dev: ScoredFile, config: WindowConfig, threads: int,
+        bias: dict | None = None) -> tuple:
+    punctuator = Punctuator.load(model, threads=threads, windows=config, post_bias=bias)
     start = time.perf_counter()
     text = punctuator.restore(" ".join(dev.labelled.words))
     seconds = time.perf_counter() - start
@@ -55,6 +56,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--setting", type=int, nargs=3, metavar=("W", "L", "R"),
                         help="score one double-overlap setting instead of the sweep")
+    parser.add_argument("--no-bias", action="store_true",
+                        help="ignore the model's decision biases (punctum calibrate fits them "
+                             "on this dev set)")
     args = parser.parse_args()
     args.data = existing_data(args.data, "dev2012.gz")
     settings = [WindowConfig(*args.setting)] if args.setting else SETTINGS
@@ -64,7 +68,8 @@ def main() -> None:
     print("| strategy | W | L | R | COMMA F1 | PERIOD F1 | QUESTION F1 | overall F1 | s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for config in settings:
-        scores, seconds = run(args.model, dev, config, args.threads)
+        scores, seconds = run(args.model, dev, config, args.threads,
+                              {} if args.no_bias else None)
         per = scores.per_label
         print(f"| {config.strategy} | {config.size} | {config.effective_left} | "
               f"{config.effective_right} | {per['COMMA'].f1 * 100:.1f} | "

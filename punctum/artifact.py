@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from punctum.fileio import atomic_writer
 from punctum.text import CASES, Inventory
 
 ARTIFACT_FILE = "punctum.json"
@@ -129,6 +130,18 @@ def read_artifact(path: str | Path) -> Artifact:
     lexicon_file = path / LEXICON_FILE
     lexicon = _read_json(lexicon_file) if lexicon_file.exists() else {}
     return Artifact(path, meta, inventory, lexicon)
+
+
+def update_meta(path: str | Path, changes: dict) -> dict:
+    """Merge top-level `changes` into a folder's punctum.json, atomically; returns the result.
+
+    Raises:
+        FileNotFoundError, ValueError: as `read_artifact` (the folder is checked first).
+    """
+    meta = {**read_artifact(path).meta, **changes}
+    with atomic_writer(Path(path) / ARTIFACT_FILE) as handle:
+        handle.write(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+    return meta
 
 
 def _read_json(file: Path) -> dict:

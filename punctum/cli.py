@@ -455,6 +455,72 @@ def _run_export(args) -> int:
     return 0
 
 
+def _add_calibrate(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "calibrate", help="fit a model's per-mark decision biases on a dev set",
+        description="Fit offsets added to each mark's log-probability before the argmax, so "
+                    "that overall punctuation F1 on a dev set is highest, and store them in "
+                    "the model folder's punctum.json (README: decision biases).")
+    parser.add_argument("model", help="model folder (an exported artifact)")
+    parser.add_argument("--dev", required=True,
+                        help="punctuated dev file (Che format, text or TSV), e.g. "
+                             "../shared/data/iwslt2011/dev2012.gz; never the test set")
+    parser.add_argument("--format", dest="dev_format", default="auto",
+                        choices=["auto", "che", "text", "tsv", "xml"],
+                        help="dev file format (default: guessed)")
+    parser.add_argument("--threads", type=_at_least(0), default=0, help="ONNX Runtime threads")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the fitted biases without writing punctum.json")
+    parser.set_defaults(run=_run_calibrate)
+
+
+def _run_calibrate(args) -> int:
+    import datetime
+
+    from punctum.artifact import read_artifact, update_meta
+    from punctum.calibration import fit_post_bias
+    from punctum.corpora import CHE_LABEL_MAP, CHE_LABELS
+    from punctum.evaluation import load_scored
+    from punctum.runtime import Punctuator
+
+    folder = Path(args.model)
+    if not (folder / "punctum.json").is_file():
+        raise FileNotFoundError(f"{folder}: not a model folder (calibrate writes into its "
+                                "punctum.json; copy a bundled model's folder first)")
+    read_artifact(folder)
+    punctuator = Punctuator.load(folder, threads=args.threads, post_bias={})
+    dev = load_scored(args.dev, args.dev_format, punctuator.inventory)
+    if not len(dev.labelled):
+        raise ValueError(f"{args.dev}: no words")
+    labels = punctuator.post_labels
+    scoring = CHE_LABELS if dev.che is not None else labels
+    scored_as = [_scoring_index(scoring, CHE_LABEL_MAP.get(label, label) if dev.che else label)
+                 for label in labels]
+    ref = [_scoring_index(scoring, label) for label in dev.labelled.post]
+    prediction = punctuator.predict(dev.labelled.words)
+    fixed = set(CHE_LABEL_MAP) if dev.che is not None else set()
+    fit = fit_post_bias(prediction.post_probs, ref, labels, scored_as, fixed)
+    print(f"{len(dev.labelled):,} dev words: overall punctuation F1 {fit.f1_before * 100:.1f} "
+          f"-> {fit.f1_after * 100:.1f} with biases "
+          + ", ".join(f"{label} {value:+.2f}" for label, value in fit.bias.items()))
+    if args.dry_run:
+        return 0
+    update_meta(folder, {"decision": {
+        "post_bias": fit.bias, "fitted_on": Path(args.dev).name, "words": fit.words,
+        "dev_f1_before": round(fit.f1_before * 100, 2),
+        "dev_f1_after": round(fit.f1_after * 100, 2),
+        "date": datetime.date.today().isoformat()}})
+    print(f"wrote {folder / 'punctum.json'} (scores recorded there before the biases are "
+          "now out of date: measure again)")
+    return 0
+
+
+def _scoring_index(scoring: tuple[str, ...], label: str) -> int:
+    if label not in scoring:
+        raise ValueError(f"label {label!r} is not one of the dev file's ({', '.join(scoring)})")
+    return scoring.index(label)
+
+
 def _add_selftrain(subparsers) -> None:
     parser = subparsers.add_parser(
         "selftrain", help="discriminative self-training from a recipe (needs punctum[train])",
@@ -793,6 +859,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_train(subparsers)
     _add_selftrain(subparsers)
     _add_export(subparsers)
+    _add_calibrate(subparsers)
     _add_serve(subparsers)
     _add_transcribe(subparsers)
     _add_synth(subparsers)

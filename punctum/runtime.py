@@ -7,14 +7,15 @@
 
 Text -> `text.parse` (existing marks and case normalised away unless kept) -> words ->
 subwords -> double-overlap windows (`windows.py`) -> ONNX model -> per-word probabilities ->
-labels -> `text.render`. The output's words are always the input's words, in order.
+labels (argmax, moved by the artifact's decision biases: `calibration.py`) -> `text.render`.
+The output's words are always the input's words, in order.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from punctum import artifact as artifacts
+from punctum import calibration
 from punctum.pauses import bucketize
 from punctum.text import LOWER, MIX, NULL, Labelled, parse, render, written_cases
 from punctum.tokenizer import SubwordTokenizer
@@ -135,6 +137,24 @@ def _probability(probs: np.ndarray, index: int | None) -> float | None:
     return None if index is None else round(float(probs[index]), 4)
 
 
+def _post_bias(artifact: artifacts.Artifact, labels: tuple[str, ...],
+               given: Mapping[str, float] | None) -> np.ndarray | None:
+    """(n_post,) decision offsets: `given`, else the artifact's; None when all are zero."""
+    if given is None:
+        decision = artifact.meta.get("decision") or {}
+        source = f"{artifact.path / artifacts.ARTIFACT_FILE}: decision."
+        given = decision.get("post_bias") or {}
+        if not isinstance(given, dict):
+            raise ValueError(f"{source}post_bias must be an object of mark -> number")
+    else:
+        source = ""
+    try:
+        vector = calibration.bias_vector(labels, given)
+    except ValueError as error:
+        raise ValueError(f"{source}{error}") from None
+    return vector if vector.any() else None
+
+
 def _softmax(logits: np.ndarray) -> np.ndarray:
     shifted = logits - logits.max(axis=-1, keepdims=True)
     exp = np.exp(shifted)
@@ -153,10 +173,17 @@ class Punctuator:
             per-step products parallelise poorly inside one run, so this is faster for bulk
             text (docs/BENCHMARKS.md, restore speed). Results do not depend on it.
         windows: override the artifact's window settings.
+        post_bias: mark -> offset added to its log-probability before the argmax (see
+            `calibration.py`); None: the artifact's own ("decision" in punctum.json, fitted
+            by `punctum calibrate`), {}: none. The probabilities themselves are unchanged.
+
+    Raises:
+        ValueError: a bias names an unknown mark or is not a finite number.
     """
 
     def __init__(self, artifact: artifacts.Artifact, threads: int = 0,
-                 windows: WindowConfig | None = None) -> None:
+                 windows: WindowConfig | None = None,
+                 post_bias: Mapping[str, float] | None = None) -> None:
         self.artifact = artifact
         self.inventory = artifact.inventory
         self.post_labels = self.inventory.post_labels
@@ -169,6 +196,7 @@ class Punctuator:
         _check_outputs(self.session, artifact, len(self.post_labels), len(self.case_labels))
         pauses = artifact.meta.get("pauses") or {}
         self.pause_edges = tuple(pauses["edges"]) if pauses.get("edges") else None
+        self.post_bias = _post_bias(artifact, self.post_labels, post_bias)
 
     @property
     def pause_aware(self) -> bool:
@@ -177,9 +205,11 @@ class Punctuator:
 
     @classmethod
     def load(cls, name_or_path: str | Path | None = None, threads: int = 0,
-             windows: WindowConfig | None = None) -> Punctuator:
+             windows: WindowConfig | None = None,
+             post_bias: Mapping[str, float] | None = None) -> Punctuator:
         """Load a bundled model by name ("en-tiny", the default), a folder, or a hub id."""
-        return cls(artifacts.read_artifact(artifacts.resolve(name_or_path)), threads, windows)
+        return cls(artifacts.read_artifact(artifacts.resolve(name_or_path)), threads, windows,
+                   post_bias)
 
     # ------------------------------------------------------------------------- prediction
 
@@ -275,7 +305,8 @@ class Punctuator:
             has = encoding.label_positions >= 0
             post_probs[has] = post_sub[encoding.label_positions[has]]
             case_probs[has] = case_sub[encoding.label_positions[has]]
-        post = tuple(self.post_labels[i] for i in post_probs.argmax(-1))
+        post = tuple(self.post_labels[i] for i in calibration.decide(post_probs,
+                                                                     self.post_bias))
         case = tuple(self.case_labels[i] for i in case_probs.argmax(-1))
         return Prediction(tuple(words), post, case, post_probs, case_probs, self.post_labels,
                           self.case_labels)
