@@ -143,7 +143,7 @@ def _post_bias(artifact: artifacts.Artifact, labels: tuple[str, ...],
     if given is None:
         decision = artifact.meta.get("decision") or {}
         source = f"{artifact.path / artifacts.ARTIFACT_FILE}: decision."
-        given = decision.get("post_bias") or {}
+        given = (decision.get("post_bias") or {}) if isinstance(decision, dict) else None
         if not isinstance(given, dict):
             raise ValueError(f"{source}post_bias must be an object of mark -> number")
     else:

@@ -100,9 +100,10 @@ def test_bad_decision_in_punctum_json_names_the_file(tiny_artifact, tmp_path):
     _set_decision(folder, {"post_bias": {"SEMICOLON": 1}})
     with pytest.raises(ValueError, match=r"punctum.json: decision.post_bias: unknown label"):
         Punctuator.load(folder)
-    _set_decision(folder, {"post_bias": [1, 2]})
-    with pytest.raises(ValueError, match="must be an object"):
-        Punctuator.load(folder)
+    for decision in ({"post_bias": [1, 2]}, "biased"):
+        _set_decision(folder, decision)
+        with pytest.raises(ValueError, match="must be an object"):
+            Punctuator.load(folder)
 
 
 def test_calibrate_cli_fits_writes_and_never_loses_scores(tiny_artifact, tmp_path, capsys):
