@@ -14,10 +14,13 @@ left as they are; only the decision changes.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from punctum.corpora import CHE_LABEL_MAP, CHE_LABELS
 
 DEFAULT_GRID = tuple(round(v, 2) for v in np.arange(-1.0, 2.01, 0.1))
 
@@ -134,3 +137,41 @@ def fit_post_bias(probs: np.ndarray, ref: np.ndarray, labels: Sequence[str],
     offsets = {label: round(float(b), 4) for label, b in zip(labels[1:], bias[1:])}
     return BiasFit(offsets, before, best, len(ref))
 
+
+
+def fit_on_dev(punctuator, dev) -> BiasFit:
+    """Fit a model's offsets on a punctuated dev file.
+
+    Args:
+        punctuator: a `runtime.Punctuator` loaded without offsets (`post_bias={}`).
+        dev: an `evaluation.ScoredFile` (`evaluation.load_scored`). Che's files are scored
+            in their own labels (EXCLAMATION as PERIOD, whose offset then stays 0).
+
+    Raises:
+        ValueError: the dev file has no words or no marks, or labels the model lacks.
+    """
+    if not len(dev.labelled):
+        raise ValueError("the dev file has no words")
+    labels = punctuator.post_labels
+    che = dev.che is not None
+    scoring = CHE_LABELS if che else labels
+    scored_as = [_index(scoring, CHE_LABEL_MAP.get(label, label) if che else label)
+                 for label in labels]
+    ref = np.asarray([_index(scoring, label) for label in dev.labelled.post])
+    prediction = punctuator.predict(dev.labelled.words)
+    return fit_post_bias(prediction.post_probs, ref, labels, scored_as,
+                         fixed=set(CHE_LABEL_MAP) if che else set())
+
+
+def decision_record(fit: BiasFit, dev_name: str) -> dict:
+    """The "decision" entry of punctum.json for a fit."""
+    return {"post_bias": fit.bias, "fitted_on": dev_name, "words": fit.words,
+            "dev_f1_before": round(fit.f1_before * 100, 2),
+            "dev_f1_after": round(fit.f1_after * 100, 2),
+            "date": datetime.date.today().isoformat()}
+
+
+def _index(labels: Sequence[str], label: str) -> int:
+    if label not in labels:
+        raise ValueError(f"label {label!r} is not one of the dev file's ({', '.join(labels)})")
+    return list(labels).index(label)

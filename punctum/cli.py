@@ -475,11 +475,8 @@ def _add_calibrate(subparsers) -> None:
 
 
 def _run_calibrate(args) -> int:
-    import datetime
-
     from punctum.artifact import read_artifact, update_meta
-    from punctum.calibration import fit_post_bias
-    from punctum.corpora import CHE_LABEL_MAP, CHE_LABELS
+    from punctum.calibration import decision_record, fit_on_dev
     from punctum.evaluation import load_scored
     from punctum.runtime import Punctuator
 
@@ -490,35 +487,16 @@ def _run_calibrate(args) -> int:
     read_artifact(folder)
     punctuator = Punctuator.load(folder, threads=args.threads, post_bias={})
     dev = load_scored(args.dev, args.dev_format, punctuator.inventory)
-    if not len(dev.labelled):
-        raise ValueError(f"{args.dev}: no words")
-    labels = punctuator.post_labels
-    scoring = CHE_LABELS if dev.che is not None else labels
-    scored_as = [_scoring_index(scoring, CHE_LABEL_MAP.get(label, label) if dev.che else label)
-                 for label in labels]
-    ref = [_scoring_index(scoring, label) for label in dev.labelled.post]
-    prediction = punctuator.predict(dev.labelled.words)
-    fixed = set(CHE_LABEL_MAP) if dev.che is not None else set()
-    fit = fit_post_bias(prediction.post_probs, ref, labels, scored_as, fixed)
-    print(f"{len(dev.labelled):,} dev words: overall punctuation F1 {fit.f1_before * 100:.1f} "
-          f"-> {fit.f1_after * 100:.1f} with biases "
+    fit = fit_on_dev(punctuator, dev)
+    print(f"{fit.words:,} dev words: overall punctuation F1 {fit.f1_before * 100:.1f} -> "
+          f"{fit.f1_after * 100:.1f} with biases "
           + ", ".join(f"{label} {value:+.2f}" for label, value in fit.bias.items()))
     if args.dry_run:
         return 0
-    update_meta(folder, {"decision": {
-        "post_bias": fit.bias, "fitted_on": Path(args.dev).name, "words": fit.words,
-        "dev_f1_before": round(fit.f1_before * 100, 2),
-        "dev_f1_after": round(fit.f1_after * 100, 2),
-        "date": datetime.date.today().isoformat()}})
+    update_meta(folder, {"decision": decision_record(fit, Path(args.dev).name)})
     print(f"wrote {folder / 'punctum.json'} (scores recorded there before the biases are "
           "now out of date: measure again)")
     return 0
-
-
-def _scoring_index(scoring: tuple[str, ...], label: str) -> int:
-    if label not in scoring:
-        raise ValueError(f"label {label!r} is not one of the dev file's ({', '.join(scoring)})")
-    return scoring.index(label)
 
 
 def _add_selftrain(subparsers) -> None:
