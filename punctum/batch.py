@@ -29,7 +29,7 @@ from typing import TextIO
 
 from punctum import formats
 from punctum.fileio import TEMP_SUFFIX, atomic_writer
-from punctum.runtime import RestoreOptions, cpu_count
+from punctum.runtime import LONG_LINE, RestoreOptions, cpu_count
 
 log = logging.getLogger(__name__)
 
@@ -146,9 +146,9 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
     output_format = options.output_format(source.format)
     if source.format == "text" and output_format == "text":
         as_json = options.as_json or options.to == "json"
-        for line in _restore_lines(punctuator, _text_lines(source, options), options.restore,
-                                   as_json):
-            out.write(line + "\n")
+        for chunk in _restore_lines(punctuator, _text_lines(source, options), options.restore,
+                                    as_json):
+            out.write(chunk)
         return
     if source.lines is None:
         transcript = formats.read(source.name, source.format, options.text_key, options.errors)
@@ -187,13 +187,32 @@ def _text_lines(source: Source, options: FileOptions) -> Iterable[str]:
 
 def _restore_lines(punctuator, lines: Iterable[str], options: RestoreOptions,
                    as_json: bool) -> Iterator[str]:
-    """Restored lines (or JSON lines), lazily; blank lines stay blank."""
+    """Restored lines (or JSON lines) as output chunks, lazily; blank lines stay blank.
+    Every line's last chunk ends with a newline."""
     if not as_json:
-        yield from punctuator.restore_lines(lines, options)
+        for line in punctuator.restore_lines(lines, options):
+            yield line + "\n"
         return
     for line in lines:
+        if len(line) > LONG_LINE:
+            yield from _json_long_line(punctuator, line, options)
+            continue
         result = punctuator.restore_detailed([line], options)[0]
-        yield json.dumps(result.to_dict(), ensure_ascii=False)
+        yield json.dumps(result.to_dict(), ensure_ascii=False) + "\n"
+
+
+def _json_long_line(punctuator, line: str, options: RestoreOptions) -> Iterator[str]:
+    """The JSON object of a very long line, written as its parts are restored (bounded
+    memory): the same keys as a short line's, "words" first and "text" at the end."""
+    texts: list[str] = []
+    yield '{"words": ['
+    separator = ""
+    for part in punctuator.restore_long_detailed(line, options):
+        texts.append(part.text)
+        yield separator + ", ".join(json.dumps(entry, ensure_ascii=False)
+                                    for entry in part.to_dict()["words"])
+        separator = ", "
+    yield '], "text": ' + json.dumps(" ".join(texts), ensure_ascii=False) + "}\n"
 
 
 # ----------------------------------------------------------------------------- planning

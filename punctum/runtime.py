@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 # Padded subwords per ONNX Runtime call at most (8 windows of 200, 4 of 400): bounds the
 # runtime's working memory whatever the window size (docs/BENCHMARKS.md, restore memory).
 BATCH_SUBWORDS = 1600
+# Characters from which a line is restored through `Stream` in parts (bounded memory).
+LONG_LINE = 200_000
 
 
 @dataclass(frozen=True)
@@ -358,12 +360,13 @@ class Punctuator:
                       chunk_lines: int = 64) -> Iterator[str]:
         """Restore an iterable of lines (paragraphs), lazily, in bounded memory.
 
-        Very long lines go through `Stream`, so a 1,000,000-word line is fine too.
+        Lines over LONG_LINE characters go through `Stream`, so a 1,000,000-word line is
+        fine too.
         """
         options = options or RestoreOptions()
         batch: list[str] = []
         for line in lines:
-            if len(line) > 200_000:
+            if len(line) > LONG_LINE:
                 yield from self._flush_lines(batch, options)
                 batch = []
                 yield self._restore_long(line, options)
@@ -379,13 +382,22 @@ class Punctuator:
             yield from self.restore_batch(batch, options)
 
     def _restore_long(self, line: str, options: RestoreOptions) -> str:
+        return " ".join(part.text for part in self.restore_long_detailed(line, options))
+
+    def restore_long_detailed(self, line: str, options: RestoreOptions | None = None
+                              ) -> Iterator[Restored]:
+        """A very long text restored in parts through `Stream`, in bounded memory: typed
+        results of consecutive runs of words; their texts joined with spaces are the
+        restored text."""
         stream = self.stream(lookahead=32, options=options)
-        pieces: list[str] = []
         tokens = line.split()
         for i in range(0, len(tokens), 4096):
-            pieces.extend(stream.feed(" ".join(tokens[i:i + 4096])))
-        pieces.extend(stream.flush())
-        return " ".join(pieces)
+            part = stream.feed_detailed(" ".join(tokens[i:i + 4096]))
+            if part is not None:
+                yield part
+        part = stream.flush_detailed()
+        if part is not None:
+            yield part
 
 
 def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOptions) -> Labelled:
@@ -418,6 +430,7 @@ class Stream:
 
     Feed text or word lists; each call returns the finalised output pieces (words with their
     marks and casing) in order. Joining all pieces with spaces gives the restored text.
+    `feed_detailed` / `flush_detailed` return the same as one typed result (or None).
     """
 
     def __init__(self, punctuator: Punctuator, lookahead: int,
@@ -434,6 +447,14 @@ class Stream:
 
     def feed(self, text: str | Sequence[str]) -> list[str]:
         """Add text (or words); return the pieces that are now final."""
+        return self._pieces(self.feed_detailed(text))
+
+    def flush(self) -> list[str]:
+        """Finalise everything still pending (end of the stream), closing the text."""
+        return self._pieces(self.flush_detailed())
+
+    def feed_detailed(self, text: str | Sequence[str]) -> Restored | None:
+        """Like `feed`: the words now final as one typed result, None when there are none."""
         if not isinstance(text, str):
             text = " ".join(text)
         parsed = parse(text, self.punctuator.inventory)
@@ -441,15 +462,21 @@ class Stream:
             self._pending.append(parsed)
         return self._finalise(keep=self.lookahead)
 
-    def flush(self) -> list[str]:
-        """Finalise everything still pending (end of the stream), closing the text."""
+    def flush_detailed(self) -> Restored | None:
+        """Like `flush`, as one typed result (None when nothing was pending)."""
         return self._finalise(keep=0)
 
-    def _finalise(self, keep: int) -> list[str]:
+    def _pieces(self, part: Restored | None) -> list[str]:
+        if part is None:
+            return []
+        return part.text.split(" ") if self.punctuator.inventory.word_unit == "word" \
+            else [part.text]
+
+    def _finalise(self, keep: int) -> Restored | None:
         pending = _concat(self._pending)
         n_final = len(pending) - keep
         if n_final <= 0:
-            return []
+            return None
         words = self._context + pending.words
         prediction = self.punctuator.predict(words)
         tail = _slice_prediction(prediction, len(self._context))
@@ -457,18 +484,20 @@ class Stream:
         if keep == 0 and self.options.close_text:
             labelled = close_text(labelled, tail, self.punctuator.inventory)
         done, rest = _split(labelled, n_final)
-        pieces = self._render_pieces(done)
+        result = self._render(done, _slice_prediction(tail, 0, n_final))
         self._pending = [rest] if len(rest) else []
         self._context = (self._context + done.words)[-self.context_words:]
-        return pieces
+        return result
 
-    def _render_pieces(self, labelled: Labelled) -> list[str]:
+    def _render(self, labelled: Labelled, prediction: Prediction) -> Restored:
         inventory = self.punctuator.inventory
+        sentence_case = self.options.sentence_case and self.options.case
         text = render(labelled, inventory, lexicon=self.punctuator.artifact.lexicon,
-                      sentence_case=self.options.sentence_case and self.options.case,
-                      sentence_start=self._sentence_start)
+                      sentence_case=sentence_case, sentence_start=self._sentence_start)
+        cases = written_cases(labelled, inventory, sentence_case=sentence_case,
+                              sentence_start=self._sentence_start)
         self._sentence_start = labelled.post[-1] in inventory.sentence_final
-        return text.split(" ") if inventory.word_unit == "word" else [text]
+        return Restored(text, labelled, prediction, cases)
 
 
 def _concat(parts: list[Labelled]) -> Labelled:
@@ -482,10 +511,12 @@ def _split(labelled: Labelled, n: int) -> tuple[Labelled, Labelled]:
     return labelled.slice(0, n), labelled.slice(n)
 
 
-def _slice_prediction(prediction: Prediction, start: int) -> Prediction:
-    return replace(prediction, words=prediction.words[start:], post=prediction.post[start:],
-                   case=prediction.case[start:], post_probs=prediction.post_probs[start:],
-                   case_probs=prediction.case_probs[start:])
+def _slice_prediction(prediction: Prediction, start: int, stop: int | None = None
+                      ) -> Prediction:
+    part = slice(start, stop)
+    return replace(prediction, words=prediction.words[part], post=prediction.post[part],
+                   case=prediction.case[part], post_probs=prediction.post_probs[part],
+                   case_probs=prediction.case_probs[part])
 
 
 def _word_lengths(encoding, n_words: int) -> np.ndarray:

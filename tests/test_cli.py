@@ -51,6 +51,30 @@ def test_restore_files_to_folder_and_json(tiny_artifact, tmp_path, capsys):
     assert {"mark", "case", "mark_prob", "case_prob"} <= set(record["words"][0])
 
 
+def test_json_of_a_very_long_line_is_streamed_and_whole(tiny_artifact, tmp_path, capsys,
+                                                        monkeypatch):
+    """A line over LONG_LINE characters is written in parts: one valid JSON object whose
+    words are the input's and whose labels re-render to its text."""
+    from punctum import batch
+    from punctum.text import Labelled, render
+
+    monkeypatch.setattr(batch, "LONG_LINE", 500)
+    words = ("so what do you think i think it's great we went home " * 60).split()
+    source = tmp_path / "long.txt"
+    source.write_text("we see a boat\n" + " ".join(words) + "\n", encoding="utf-8")
+    code, out, _ = _restore(["--json", "-i", str(source)], tiny_artifact, capsys)
+    assert code == 0
+    short, long = (json.loads(line) for line in out.splitlines())
+    assert [w["word"] for w in short["words"]] == ["we", "see", "a", "boat"]
+    assert list(long) == ["words", "text"]
+    entries = long["words"]
+    assert [w["word"] for w in entries] == words
+    labelled = Labelled(tuple(words), tuple(w["mark"] for w in entries),
+                        tuple(w["case"] for w in entries))
+    assert render(labelled) == long["text"]
+    assert normalize(long["text"]) == words
+
+
 def test_restore_empty_input_is_empty_output(tiny_artifact, tmp_path, capsys):
     empty = tmp_path / "empty.txt"
     empty.write_text("", encoding="utf-8")

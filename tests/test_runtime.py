@@ -128,6 +128,23 @@ def test_restore_lines_long_line_uses_stream(punctuator):
     assert normalize(out[1]) == words
 
 
+def test_stream_detailed_parts_equal_the_pieces_and_describe_them(tiny_artifact):
+    words = ("we visit new york and they paint the garden " * 30).split()
+    plain = Punctuator.load(tiny_artifact, threads=1).stream(lookahead=3)
+    detailed = Punctuator.load(tiny_artifact, threads=1).stream(lookahead=3)
+    pieces, parts = [], []
+    for i in range(0, len(words), 7):
+        pieces += plain.feed(words[i:i + 7])
+        parts.append(detailed.feed_detailed(words[i:i + 7]))
+    pieces += plain.flush()
+    parts.append(detailed.flush_detailed())
+    parts = [part for part in parts if part is not None]
+    assert " ".join(part.text for part in parts) == " ".join(pieces)
+    entries = [entry for part in parts for entry in part.to_dict()["words"]]
+    assert [entry["word"] for entry in entries] == words
+    assert detailed.flush_detailed() is None
+
+
 _ADVERSARIAL = st.one_of(
     st.text(max_size=60),
     st.lists(st.sampled_from(["we", "see", "NEW", "york", "U.S.", "3.5", "don't", "?", ",",
