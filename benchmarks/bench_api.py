@@ -2,6 +2,7 @@
 
     python benchmarks/bench_api.py --model en-tiny --data ../shared/data/iwslt2011 --threads 2
     python benchmarks/bench_api.py --model en-tiny --million     # peak RSS on 1,000,000 words
+    python benchmarks/bench_api.py --model en-tiny --million-json   # the same with --json
 
 - bulk: the 12,297 merged words of IWSLT2011 test2011 (lowercased, no marks) restored as one
   text with `Punctuator.restore`; words per second (median of --repeats after a warm-up).
@@ -11,7 +12,8 @@
   with `Punctuator.restore`; median milliseconds over 50 runs after warm-up.
 - million (--million): `punctum restore` on a generated file holding 1,000,000 words on one
   line (the hardest case: no line breaks to cut at), in a child process; its peak resident
-  memory (ru_maxrss) and wall time.
+  memory (ru_maxrss) and wall time. --million-json: the same with `--json` (one JSON object
+  with an entry per word, written part by part).
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import resource
 import statistics
 import subprocess
 import sys
@@ -82,7 +83,7 @@ def paragraph(punctuator: Punctuator) -> dict:
     return {"ms": seconds * 1000, "output": punctuator.restore(PARAGRAPH)}
 
 
-def million(model: str | None, threads: int) -> dict:
+def million(model: str | None, threads: int, as_json: bool = False) -> dict:
     """Restore a generated 1,000,000-word file in a child process; its peak RSS."""
     sentence = "so what do you think about the new plan i think it is great and we should start"
     with tempfile.TemporaryDirectory() as tmp:
@@ -94,11 +95,19 @@ def million(model: str | None, threads: int) -> dict:
                    str(Path(tmp) / "out.txt"), "--threads", str(threads)]
         if model:
             command += ["--model", model]
+        if as_json:
+            command.append("--json")
         start = time.perf_counter()
-        subprocess.run(command, check=True)
+        peak_kb = int(subprocess.run([sys.executable, "-c", _PEAK_OF_CHILD, *command],
+                                     check=True, capture_output=True, text=True).stdout)
         seconds = time.perf_counter() - start
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return {"words": n_words, "seconds": seconds, "peak_rss_mb": peak_kb / 1024}
+    return {"words": n_words, "json": as_json, "seconds": seconds, "peak_rss_mb": peak_kb / 1024}
+
+
+# Runs its arguments as a command and prints that command's peak RSS in KB (one child per
+# measurement, so that runs do not share RUSAGE_CHILDREN's maximum).
+_PEAK_OF_CHILD = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True); "
+                  "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
 
 
 def main() -> None:
@@ -108,6 +117,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--million", action="store_true", help="also the 1M-word memory run")
+    parser.add_argument("--million-json", action="store_true",
+                        help="also the 1M-word memory run with --json (per-word output)")
     args = parser.parse_args()
     args.data = existing_data(args.data, "test2011")
     punctuator = Punctuator.load(args.model, threads=args.threads)
@@ -118,6 +129,8 @@ def main() -> None:
               "date": datetime.date.today().isoformat()}
     if args.million:
         result["million"] = million(args.model, args.threads)
+    if args.million_json:
+        result["million_json"] = million(args.model, args.threads, as_json=True)
     print(json.dumps(result, indent=2))
 
 
