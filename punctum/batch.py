@@ -23,7 +23,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -230,6 +230,8 @@ class BatchOptions:
         threads: ONNX Runtime threads per worker (0: the machine's cores shared among `jobs`).
         overwrite: restore files whose output exists too (default: skip them).
         progress: show a progress bar over files on stderr.
+        post_bias: the model's decision biases: None its own, {} none, or mark -> offset
+            (see `Punctuator`).
     """
 
     input_dir: str
@@ -240,6 +242,7 @@ class BatchOptions:
     threads: int = 0
     overwrite: bool = False
     progress: bool = True
+    post_bias: Mapping[str, float] | None = None
 
     def __post_init__(self) -> None:
         for name, low, high in (("jobs", 1, 256), ("threads", 0, 256)):
@@ -415,16 +418,19 @@ def prepare_run(options: BatchOptions, plan: BatchPlan | None) -> tuple[BatchPla
     files, and the model folder (see `resolve_model`)."""
     plan = plan or plan_batch(options)
     remove_temporary_files(options.output_dir)
-    return plan, resolve_model(options.model)
+    return plan, resolve_model(options.model, options.post_bias)
 
 
-def resolve_model(model: str | None) -> str:
-    """The folder of a model name, folder or hub id, read once so that a missing or bad
-    model fails here rather than in every worker."""
-    from punctum import artifact
+def resolve_model(model: str | None, post_bias: Mapping[str, float] | None = None) -> str:
+    """The folder of a model name, folder or hub id, read once (and `post_bias` checked
+    against its marks) so that a missing or bad model fails here rather than in every
+    worker."""
+    from punctum import artifact, calibration
 
     folder = artifact.resolve(model)
-    artifact.read_artifact(folder)
+    read = artifact.read_artifact(folder)
+    if post_bias:
+        calibration.bias_vector(read.inventory.post_labels, post_bias)
     return str(folder)
 
 
@@ -473,7 +479,8 @@ def progress_bar(total: int, enabled: bool):
 def _run_here(tasks, options: BatchOptions, model: str, bar) -> list[FileResult]:
     from punctum.runtime import Punctuator
 
-    punctuator = Punctuator.load(model, threads=options.worker_threads)
+    punctuator = Punctuator.load(model, threads=options.worker_threads,
+                                 post_bias=options.post_bias)
     results = []
     for task in tasks:
         results.append(restore_task(punctuator, task, options.file))
@@ -515,7 +522,8 @@ def _pool_results(tasks, options: BatchOptions, model: str, workers: int):
     # spawn: workers start clean instead of inheriting this process's threads (tqdm's).
     executor = ProcessPoolExecutor(
         max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-        initializer=_init_worker, initargs=(model, options.worker_threads, options.file))
+        initializer=_init_worker,
+        initargs=(model, options.worker_threads, options.file, options.post_bias))
     try:
         futures = {executor.submit(_work, task): task for task in tasks}
         for future in as_completed(futures):
@@ -533,14 +541,15 @@ class FileWorker:
     """Restores the file tasks of a batch with one model, loaded once (a pool process, a Ray
     actor). A model that fails to load is reported as the error of every file."""
 
-    def __init__(self, model: str, threads: int, options: FileOptions) -> None:
+    def __init__(self, model: str, threads: int, options: FileOptions,
+                 post_bias: Mapping[str, float] | None = None) -> None:
         from punctum.runtime import Punctuator
 
         self.options = options
         self.punctuator = None
         self.error = ""
         try:
-            self.punctuator = Punctuator.load(model, threads=threads)
+            self.punctuator = Punctuator.load(model, threads=threads, post_bias=post_bias)
         except Exception as error:  # each file's result says why rather than a broken pool
             self.error = f"cannot load the model: {one_line(error)}"
 
@@ -555,11 +564,12 @@ class FileWorker:
 _worker: dict[str, FileWorker] = {}
 
 
-def _init_worker(model: str, threads: int, options: FileOptions) -> None:
+def _init_worker(model: str, threads: int, options: FileOptions,
+                 post_bias: Mapping[str, float] | None) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is handled by the parent
-    _worker["file"] = FileWorker(model, threads, options)
+    _worker["file"] = FileWorker(model, threads, options, post_bias)
 
 
 def _work(task: FileTask) -> FileResult:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from punctum.batch import (
@@ -69,6 +70,7 @@ class ParquetOptions:
         restore: marks and case options.
         model: bundled model name, model folder or hub id (None: the default model).
         threads: ONNX Runtime threads per actor (0: the cluster's CPUs shared among actors).
+        post_bias: the model's decision biases: None its own, {} none, or mark -> offset.
     """
 
     input: str
@@ -79,6 +81,7 @@ class ParquetOptions:
     restore: RestoreOptions = field(default_factory=RestoreOptions)
     model: str | None = None
     threads: int = 0
+    post_bias: Mapping[str, float] | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.batch_size <= 100_000:
@@ -143,7 +146,8 @@ def run_files(options: BatchOptions, ray_options: RayOptions,
         n_actors, threads = _actor_plan(ray, ray_options.actors, options.threads,
                                         len(plan.tasks))
         worker = ray.remote(num_cpus=1)(FileWorker)
-        actors = [worker.remote(model, threads, options.file) for _ in range(n_actors)]
+        actors = [worker.remote(model, threads, options.file, options.post_bias)
+                  for _ in range(n_actors)]
         try:
             with progress_bar(len(plan.tasks), options.progress) as bar:
                 results += _dispatch(ray, actors, list(plan.tasks), bar)
@@ -220,7 +224,7 @@ class ColumnRestorer:
     def __init__(self, model: str, threads: int, options: ParquetOptions) -> None:
         from punctum.runtime import Punctuator
 
-        self.punctuator = Punctuator.load(model, threads=threads)
+        self.punctuator = Punctuator.load(model, threads=threads, post_bias=options.post_bias)
         self.options = options
 
     def __call__(self, batch):
@@ -254,7 +258,7 @@ def run_parquet(options: ParquetOptions, ray_options: RayOptions,
             os.listdir(options.output_dir):
         raise ValueError(f"{options.output_dir}: not empty; Parquet output would add a second "
                          f"set of files (remove it or choose another folder)")
-    model = resolve_model(options.model)
+    model = resolve_model(options.model, options.post_bias)
     with ray_session(ray_options.address) as ray:
         ray.data.DataContext.get_current().enable_progress_bars = progress
         dataset = ray.data.read_parquet(options.input)

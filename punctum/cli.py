@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import dataclasses
 import logging
+import math
 import os
 import sys
 from pathlib import Path
@@ -168,6 +169,12 @@ def _add_restore_options(parser) -> None:
     parser.add_argument("--threads", type=_at_least(0), default=0,
                         help="ONNX Runtime threads (per worker for folders; default: the "
                              "cores, shared among workers)")
+    parser.add_argument("--bias", action="append", type=_mark_offset, metavar="MARK=OFFSET",
+                        help="decision bias for a mark, added to its log-probability (e.g. "
+                             "COMMA=0.5 for more commas; repeatable); replaces the model's "
+                             "own biases (`punctum calibrate`), marks not named get 0")
+    parser.add_argument("--no-bias", action="store_true",
+                        help="ignore the model's decision biases (plain argmax)")
     parser.add_argument("--errors", choices=["strict", "replace"], default="strict",
                         help="undecodable input bytes: an error, or replaced by U+FFFD")
     parser.add_argument("--format", default="auto",
@@ -205,7 +212,7 @@ def _run_restore(args) -> int:
         options.check(source.name, source.format)
     if args.output and len(sources) > 1:
         os.makedirs(args.output, exist_ok=True)
-    punctuator = Punctuator.load(args.model, threads=args.threads)
+    punctuator = Punctuator.load(args.model, threads=args.threads, post_bias=_post_bias(args))
     for source in sources:
         target = _restore_target(args.output, source, len(sources), options)
         if target is None:
@@ -222,6 +229,32 @@ def _run_restore_folder(args) -> int:
     plan = plan_batch(options)
     _say_skipped(args.command, len(plan.skipped))
     return _report_batch(args.command, run_batch(options, plan), options.output_dir)
+
+
+def _mark_offset(value: str) -> tuple[str, float]:
+    """--bias MARK=OFFSET -> (MARK, offset)."""
+    mark, sep, offset = value.partition("=")
+    try:
+        number = float(offset)
+    except ValueError:
+        number = float("nan")
+    if not sep or not mark.strip() or not math.isfinite(number):
+        raise argparse.ArgumentTypeError(f"expected MARK=OFFSET such as COMMA=0.5, got {value!r}")
+    return mark.strip().upper(), number
+
+
+def _post_bias(args) -> dict[str, float] | None:
+    """The decision biases from --bias / --no-bias: None (the model's own), {} or a dict."""
+    if args.no_bias and args.bias:
+        raise ValueError("--bias and --no-bias: give one of them")
+    if args.no_bias:
+        return {}
+    if not args.bias:
+        return None
+    biases = dict(args.bias)
+    if len(biases) < len(args.bias):
+        raise ValueError("--bias: a mark is given twice")
+    return biases
 
 
 def _restore_options(args):
@@ -255,7 +288,7 @@ def _batch_options(args, jobs: int = 1):
     return BatchOptions(input_dir=args.input_dir, output_dir=args.output_dir,
                         file=_file_options(args), model=args.model, jobs=jobs,
                         threads=args.threads, overwrite=args.overwrite,
-                        progress=not args.no_progress)
+                        progress=not args.no_progress, post_bias=_post_bias(args))
 
 
 def _say_skipped(command: str, n_skipped: int) -> None:
@@ -399,7 +432,8 @@ def _run_batch_parquet(args, ray_options) -> int:
     options = ParquetOptions(input=args.parquet, output_dir=args.output_dir,
                              column=args.column, output_column=args.output_column,
                              batch_size=args.batch_size, restore=_restore_options(args),
-                             model=args.model, threads=args.threads)
+                             model=args.model, threads=args.threads,
+                             post_bias=_post_bias(args))
     report = run_parquet(options, ray_options, progress=not args.no_progress)
     print(f"punctum batch: restored column {args.column!r} into Parquet files under "
           f"{report.output_dir} (column {report.output_column!r})", file=sys.stderr)

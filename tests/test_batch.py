@@ -283,6 +283,13 @@ def test_ray_parquet_restores_a_column(local_ray, tmp_path, capsys):
     expected = Punctuator.load().restore_batch(texts[:5]) + [None]
     assert [row["text"] for row in rows] == texts
     assert [row["restored"] for row in rows] == expected
+    code = main(["batch", "--parquet", str(source), "--output-dir", str(tmp_path / "commas"),
+                 "--actors", "1", "--bias", "COMMA=30", "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    rows = sorted(pyarrow.parquet.read_table(tmp_path / "commas").to_pylist(),
+                  key=lambda row: row["id"])
+    commas = Punctuator.load(post_bias={"COMMA": 30}).restore_batch(texts[:5]) + [None]
+    assert [row["restored"] for row in rows] == commas != expected
     code = main(["batch", "--parquet", str(source), "--output-dir", str(tmp_path / "x"),
                  "--column", "transcript"])
     err = capsys.readouterr().err

@@ -142,3 +142,52 @@ def test_calibrate_errors_are_one_line(tiny_artifact, tmp_path, capsys, setup, m
     assert main(args) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_restore_cli_bias_and_no_bias(tiny_artifact, tmp_path, capsys):
+    folder = _copy(tiny_artifact, tmp_path / "biased")
+    _set_decision(folder, {"post_bias": {"COMMA": 30.0}})
+    text = "so what do you think i think it's great we went home and then we slept"
+    plain = Punctuator.load(folder, threads=1, post_bias={}).restore(text)
+    assert main(["restore", "-m", str(folder), "--threads", "1", "--no-bias", text]) == 0
+    assert capsys.readouterr().out.strip() == plain
+    assert main(["restore", "-m", str(tiny_artifact), "--threads", "1", "--bias", "comma=30",
+                 text]) == 0
+    out = capsys.readouterr().out.strip()
+    assert out.count(",") == len(text.split()) - 1 and plain.count(",") < out.count(",")
+
+
+def test_folder_workers_get_the_bias(tiny_artifact, tmp_path, capsys):
+    source = tmp_path / "in"
+    source.mkdir()
+    for name in ("a", "b"):
+        (source / f"{name}.txt").write_text("we went home and then we slept it was late\n")
+    code = main(["restore", "-m", str(tiny_artifact), "--input-dir", str(source),
+                 "--output-dir", str(tmp_path / "out"), "--jobs", "2", "--bias", "COMMA=30",
+                 "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    for name in ("a", "b"):
+        assert (tmp_path / "out" / f"{name}.txt").read_text().count(",") == 9
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--bias", "COMMA=1", "--no-bias"], "give one of them"),
+    (["--bias", "COMMA=1", "--bias", "comma=2"], "a mark is given twice"),
+    (["--bias", "SEMICOLON=1"], "unknown label 'SEMICOLON'"),
+])
+def test_bias_errors_are_one_line(tiny_artifact, tmp_path, capsys, args, message):
+    assert main(["restore", "-m", str(tiny_artifact), *args, "some words"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.txt").write_text("some words\n")
+    code = main(["restore", "-m", str(tiny_artifact), *args, "--input-dir", str(tmp_path / "in"),
+                 "--output-dir", str(tmp_path / "out")])
+    assert code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["COMMA", "COMMA=x", "=1", "COMMA=inf"])
+def test_malformed_bias_is_a_usage_error(value, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["restore", "--bias", value, "some words"])
+    assert exit_info.value.code == 2 and "MARK=OFFSET" in capsys.readouterr().err

@@ -18,15 +18,15 @@ def test_readme_python_block_runs(code, capsys):
     exec(compile(code, str(README), "exec"), {})
 
 
-SHELL_EXAMPLES = re.findall(r'^\$ echo "([^"]*)" \| punctum restore\n(.*)$',
+SHELL_EXAMPLES = re.findall(r'^\$ echo "([^"]*)" \| punctum restore( [^\n]*)?\n(.*)$',
                             README.read_text(encoding="utf-8"), re.M)
 
 
-def test_readme_restore_outputs_are_the_bundled_models():
+def test_readme_restore_outputs_are_the_real_ones(capsys):
     """The README calls these real output of the bundled model: keep them so."""
-    from punctum import Punctuator
+    from punctum.cli import main
 
-    assert SHELL_EXAMPLES
-    punctuator = Punctuator.load()
-    for text, shown in SHELL_EXAMPLES:
-        assert punctuator.restore(text) == shown
+    assert len(SHELL_EXAMPLES) >= 4
+    for text, flags, shown in SHELL_EXAMPLES:
+        assert main(["restore", *flags.split(), text]) == 0
+        assert capsys.readouterr().out == shown + "\n", (text, flags)
