@@ -34,7 +34,7 @@ from punctum.runtime import LONG_LINE, RestoreOptions, cpu_count
 log = logging.getLogger(__name__)
 
 OUTPUT_FORMATS = ("srt", "vtt", "text", "json")
-JSON_FORMATS = ("whisper", "vosk", "nemo")
+JSON_FORMATS = ("whisper", "vosk", "nemo", "sphinx", "hf")
 # Names of files that are being written by another program (editors, downloads) or by us.
 _TEMPORARY = re.compile(r"(~|\.(tmp|temp|swp|swo|part|partial|crdownload|punctum-tmp))$|^#.*#$",
                         re.IGNORECASE)
@@ -103,7 +103,7 @@ class FileOptions:
         if self.as_json and input_format != "text":
             raise ValueError(f"{name}: --json is for text input; use --to json for "
                              f"{input_format} input")
-        if input_format in ("text", "nemo") and output_format in formats.SUBTITLES:
+        if input_format in formats.UNTIMED and output_format in formats.SUBTITLES:
             raise ValueError(f"{name}: {input_format} input has no timings; cannot write "
                              f"{output_format}")
         if self.layout is not None and output_format not in formats.SUBTITLES:

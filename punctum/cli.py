@@ -178,7 +178,8 @@ def _add_restore_options(parser) -> None:
     parser.add_argument("--errors", choices=["strict", "replace"], default="strict",
                         help="undecodable input bytes: an error, or replaced by U+FFFD")
     parser.add_argument("--format", default="auto",
-                        choices=["auto", "text", "srt", "vtt", "whisper", "vosk", "nemo"],
+                        choices=["auto", "text", "srt", "vtt", "whisper", "vosk", "nemo",
+                                 "ctm", "kaldi", "sphinx", "hf"],
                         help="input format (default: files by extension and content; stdin "
                              "and arguments are text)")
     parser.add_argument("--to", choices=["srt", "vtt", "text", "json"],

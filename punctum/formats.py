@@ -4,11 +4,12 @@
     punctum restore -i whisper.json --to srt --resegment --max-chars 42 --max-lines 2
 
 Formats (`FORMATS`): SRT, WebVTT, Whisper JSON, Vosk JSON (an object, a list of objects or
-JSON lines), NeMo-style JSONL manifests and plain text (one paragraph per line). Each is read
-into a `Transcript` of `Cue`s of `Token`s: a token is one whitespace-separated piece of the
-written text (usually one word) with its timing when the source has one, and keeps the
-whitespace and markup around it (`before`, `after`), so that writing a transcript that was read
-gives back its input:
+JSON lines), NeMo-style JSONL manifests and plain text (one paragraph per line); Kaldi CTM and
+text, pocketsphinx JSON and transformers-pipeline JSON are read and written by `formats_asr`.
+Each is read into a `Transcript` of `Cue`s of `Token`s: a token is one whitespace-separated
+piece of the written text (usually one word) with its timing when the source has one, and
+keeps the whitespace and markup around it (`before`, `after`), so that writing a transcript
+that was read gives back its input:
 
 - SRT, WebVTT and plain text: byte-identical, except that timestamps are re-written in the
   format's own style (SRT ``00:01:02,345``; VTT ``00:01:02.345``, or ``01:02.345`` when no
@@ -49,13 +50,16 @@ import numpy as np
 from punctum.runtime import RestoreOptions, close_text, merge_labels
 from punctum.text import NULL, Inventory, Labelled, get_inventory, parse, render
 
-FORMATS = ("text", "srt", "vtt", "whisper", "vosk", "nemo")
+FORMATS = ("text", "srt", "vtt", "whisper", "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf")
 EXTENSIONS = {"text": ".txt", "srt": ".srt", "vtt": ".vtt", "whisper": ".json",
-              "vosk": ".json", "nemo": ".jsonl"}
+              "vosk": ".json", "nemo": ".jsonl", "ctm": ".ctm", "kaldi": ".txt",
+              "sphinx": ".jsonl", "hf": ".json"}
 SUBTITLES = ("srt", "vtt")
 # Formats whose cues are separate texts (paragraphs, utterances of different recordings):
 # context does not flow from one cue to the next, and each cue is closed as a text.
-INDEPENDENT_CUES = frozenset({"text", "nemo"})
+INDEPENDENT_CUES = frozenset({"text", "nemo", "kaldi"})
+# Formats without times (they cannot become subtitles).
+UNTIMED = frozenset({"text", "nemo", "kaldi"})
 
 # Subtitle markup kept around tokens: tags, SRT/ASS override codes, HTML character references
 # (whose ";" would otherwise read as a mark).
@@ -69,7 +73,7 @@ _TIMES = {"srt": (re.compile(r"^(\d+):(\d{2}):(\d{2})[,.](\d{3})$"), "HH:MM:SS,m
 _SRT_EXPECTED = "'HH:MM:SS,mmm --> HH:MM:SS,mmm'"
 _VTT_EXPECTED = "'HH:MM:SS.mmm --> HH:MM:SS.mmm'"
 _VTT_BLOCKS = ("NOTE", "STYLE", "REGION")
-_SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".txt": "text"}
+_SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".txt": "text", ".ctm": "ctm"}
 
 
 # ----------------------------------------------------------------------------- model
@@ -181,10 +185,12 @@ class ResegmentOptions:
 # ----------------------------------------------------------------------------- public API
 
 def detect_format(path: str | Path) -> str:
-    """The format of a file, by its extension (.srt, .vtt, .txt) or else by its content.
+    """The format of a file, by its extension (.srt, .vtt, .txt, .ctm) or else by its content.
 
     JSON content is told apart by its keys: "segments" (Whisper), "result", "partial" or a
-    lone "text" (Vosk), "audio_filepath" or "pred_text" (NeMo manifest).
+    lone "text" (Vosk), "audio_filepath" or "pred_text" (NeMo manifest), "chunks" (a
+    transformers pipeline), "t" with "w" or "b" and "d" (pocketsphinx). Lines of CTM fields
+    are CTM. Kaldi's `text` files look like plain text: give their format.
     """
     path = Path(path)
     if path.suffix.lower() in _SUFFIXES:
@@ -206,6 +212,10 @@ def sniff_format(text: str, name: str = "<string>") -> str:
         return "vtt"
     if any(_is_timing(line, "srt") for line in first_lines):
         return "srt"
+    from punctum import formats_asr
+
+    if formats_asr.looks_like_ctm(head.split("\n", 3)[:3]):
+        return "ctm"
     if not head or head[0] not in "{[":
         return "text"
     try:
@@ -250,8 +260,10 @@ def dumps(transcript: Transcript, output_key: str | None = None) -> str:
         output_key: the manifest key the text is written to (NeMo; default: the key it was
             read from).
     """
+    from punctum import formats_asr
+
     writers = {"text": _dump_text, "srt": _dump_srt, "vtt": _dump_vtt,
-               "whisper": _dump_whisper, "vosk": _dump_vosk}
+               "whisper": _dump_whisper, "vosk": _dump_vosk, **formats_asr.WRITERS}
     if transcript.format == "nemo":
         text = _dump_nemo(transcript, output_key)
     else:
@@ -276,8 +288,10 @@ def write(transcript: Transcript, target: str | Path | TextIO,
 def _parse(text: str, format: str, name: str, text_key: str, meta: dict) -> Transcript:
     if format == "auto":
         format = _SUFFIXES.get(Path(name).suffix.lower()) or sniff_format(text, name)
+    from punctum import formats_asr
+
     readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt,
-               "whisper": _read_whisper, "vosk": _read_vosk}
+               "whisper": _read_whisper, "vosk": _read_vosk, **formats_asr.READERS}
     if format == "nemo":
         return _read_nemo(text, name, meta, text_key)
     if format not in readers:
@@ -639,9 +653,15 @@ def _classify_json(values: list[tuple[int, Any]], name: str) -> str:
         return "vosk"
     if {"audio_filepath", "pred_text"} & set(first):
         return "nemo"
+    from punctum import formats_asr
+
+    found = formats_asr.classify_json(first)
+    if found:
+        return found
     raise ValueError(f"{name}:{values[0][0] if values else 1}: cannot tell which JSON "
-                     f"format this is (no 'segments', 'result', 'partial', 'audio_filepath' "
-                     f"or 'pred_text' key); give the format (whisper, vosk, nemo)")
+                     f"format this is (no 'segments', 'result', 'partial', 'audio_filepath', "
+                     f"'pred_text', 'chunks' or 't' key); give the format (whisper, vosk, "
+                     f"nemo, hf, sphinx)")
 
 
 class _LocatedDict(dict):
@@ -1095,6 +1115,8 @@ def _with_texts(transcript: Transcript, texts: dict[tuple[int, int], str]) -> Tr
 
 def _documents(transcript: Transcript) -> list[list[int]]:
     """Cue indexes of each text the model sees as a whole."""
+    if "documents" in transcript.meta:  # set by the reader (transformers pipeline results)
+        return transcript.meta["documents"]
     indexes = list(range(len(transcript.cues)))
     if transcript.format in INDEPENDENT_CUES:
         return [[i] for i in indexes]

@@ -34,7 +34,7 @@ from punctum.serve.config import ServeConfig
 from punctum.serve.limits import BodyLimit, error_body
 from punctum.version import __version__
 
-FORMATS = ("text", "srt", "vtt", "whisper", "vosk", "nemo")
+FORMATS = ("text", "srt", "vtt", "whisper", "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf")
 
 
 class ApiError(Exception):

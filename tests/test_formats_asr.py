@@ -1,0 +1,202 @@
+"""Kaldi CTM and text, pocketsphinx JSON and transformers-pipeline JSON (`formats_asr`)."""
+
+import json
+
+import pytest
+from test_formats import ScriptedPunctuator, _write
+
+from punctum import formats
+from punctum.cli import main
+from punctum.runtime import Punctuator
+from punctum.text import normalize
+
+# Sample files written for these tests (not real ASR output).
+CTM = """;; a hand-written CTM
+utt1 A 0.00 0.30 so 0.98
+utt1 A 0.30 0.20 what 0.91
+utt1 A 0.50 0.20 do
+utt1 A 0.70 0.20 you
+utt1 A 0.90 0.35 think
+utt2 A 2.00 0.10 <unk> 0.40
+utt2 A 2.10 0.40 i 1.00
+utt2  A 2.50 0.40 think
+utt2 A 2.90 0.40 it\t0.7
+
+utt3 A 4.00 0.40 is 1.00
+utt3 A 4.40 0.40 great 1.00
+"""
+
+KALDI = "spk1-utt1 so what do you think\nspk1-utt2 i think it is great\n\nspk2-utt1   is great\n"
+
+
+def _sphinx_word(word: str, start: float, duration: float = 0.3) -> str:
+    return f'{{"b":{start:.3f},"d":{duration:.3f},"p":1.000,"t":"{word}"}}'
+
+
+def _sphinx_line(words: list[str], start: float) -> str:
+    entries = [_sphinx_word(w, start + 0.3 * k) for k, w in enumerate(words)]
+    text = " ".join(w.split("(")[0] for w in words if not w.startswith(("<", "[")))
+    return (f'{{"b":{start:.3f},"d":{0.3 * len(words):.3f},"p":0.500,"t":"{text}",'
+            f'"w":[{",".join(entries)}]}}')
+
+
+SPHINX = "\n".join([_sphinx_line(["<s>", "so", "what", "do(2)", "you", "think", "</s>"], 0.24),
+                    _sphinx_line(["i", "think", "[NOISE]", "it", "is", "great"], 3.0)]) + "\n"
+
+
+def _hf(words: list[str], start: float, spaced: bool) -> dict:
+    chunks = [{"text": (" " if spaced else "") + w,
+               "timestamp": [round(start + 0.5 * k, 2), round(start + 0.5 * k + 0.4, 2)]}
+              for k, w in enumerate(words)]
+    return {"text": ("" if spaced else " ").join(c["text"] for c in chunks), "chunks": chunks}
+
+
+HF = _hf("so what do you think about it i think it is great".split(), 0.0, spaced=False)
+HF_BATCH = [_hf("so what do you think about it".split(), 0.0, spaced=True),
+            _hf("i think it is great".split(), 0.0, spaced=True)]
+
+SAMPLES = {"ctm": ("decode.ctm", CTM), "sphinx": ("out.jsonl", SPHINX),
+           "hf": ("asr.json", json.dumps(HF, indent=2) + "\n"),
+           "hf-batch": ("batch.json", json.dumps(HF_BATCH)),
+           "hf-empty-end": ("w.json", json.dumps({"text": " so what", "chunks": [
+               {"text": " so what", "timestamp": [0.0, None]}]}))}
+FORMAT_OF = {"ctm": "ctm", "sphinx": "sphinx", "hf": "hf", "hf-batch": "hf",
+             "hf-empty-end": "hf"}
+REFERENCE = "So, what do you think about it? I think it is great."
+SHORT = "So, what do you think? I think it is great."
+
+
+def _restored(content: str, format: str, reference: str = REFERENCE):
+    punctuator = ScriptedPunctuator(reference)
+    transcript = formats.loads(content, format)
+    return transcript, formats.restore_transcript(transcript, punctuator), punctuator
+
+
+@pytest.mark.parametrize("sample", sorted(SAMPLES))
+def test_round_trip_is_byte_identical(tmp_path, sample):
+    name, content = SAMPLES[sample]
+    path = _write(tmp_path, name, content)
+    assert formats.detect_format(path) == FORMAT_OF[sample]
+    assert formats.dumps(formats.read(path)) == content
+
+
+def test_kaldi_text_round_trip_and_lines_are_separate_texts(tmp_path):
+    path = _write(tmp_path, "text", KALDI)
+    assert formats.detect_format(path) == "text"  # looks like text: --format kaldi
+    transcript = formats.read(path, "kaldi")
+    assert formats.dumps(transcript) == KALDI
+    assert [c.identifier for c in transcript.cues] == ["spk1-utt1", "spk1-utt2", "", "spk2-utt1"]
+    _, restored, punctuator = _restored(KALDI, "kaldi", SHORT)
+    assert punctuator.calls == ["so what do you think".split(), "i think it is great".split(),
+                                ["is", "great"]]
+    assert formats.dumps(restored) == ("spk1-utt1 So, what do you think?\n"
+                                       "spk1-utt2 I think it is great.\n\n"
+                                       "spk2-utt1   Is great.\n")
+
+
+def test_ctm_keeps_every_field_and_skips_fillers():
+    transcript, restored, punctuator = _restored(CTM, "ctm", SHORT)
+    assert punctuator.calls == ["so what do you think i think it is great".split()]
+    lines = formats.dumps(restored).split("\n")
+    assert lines[1] == "utt1 A 0.00 0.30 So, 0.98"
+    assert lines[5] == "utt1 A 0.90 0.35 think?"
+    assert lines[6] == "utt2 A 2.00 0.10 <unk> 0.40"  # a filler never changes
+    assert lines[8] == "utt2  A 2.50 0.40 think"
+    assert lines[9] == "utt2 A 2.90 0.40 it\t0.7" and lines[10] == ""
+    assert lines[12] == "utt3 A 4.40 0.40 great. 1.00"
+    assert [(c.identifier, c.start, c.end) for c in transcript.cues if c.tokens] == [
+        ("utt1 A", 0.0, 1.25), ("utt2 A", 2.0, 3.3), ("utt3 A", 4.0, 4.8)]
+
+
+def test_sphinx_rebuilds_text_keeps_fillers_variants_and_numbers():
+    _, restored, punctuator = _restored(SPHINX, "sphinx", SHORT)
+    assert punctuator.calls == ["so what do you think i think it is great".split()]
+    text = formats.dumps(restored)
+    records = [json.loads(line) for line in text.splitlines()]
+    assert records[0]["t"] == "So, what do you think?"
+    assert records[1]["t"] == "I think it is great."
+    assert [w["t"] for w in records[0]["w"]] == ["<s>", "So,", "what", "do(2)", "you",
+                                                 "think?", "</s>"]
+    assert [w["t"] for w in records[1]["w"]] == ["I", "think", "[NOISE]", "it", "is", "great."]
+    assert '"b":3.000,"d":0.300,"p":1.000' in text  # pocketsphinx's three decimals
+
+
+def test_hf_objects_are_separate_texts_and_text_is_rebuilt():
+    _, restored, punctuator = _restored(json.dumps(HF_BATCH), "hf")
+    assert punctuator.calls == ["so what do you think about it".split(),
+                                "i think it is great".split()]
+    out = json.loads(formats.dumps(restored))
+    assert out[0]["text"] == " So, what do you think about it?"
+    assert out[1]["text"] == " I think it is great."
+    assert [c["timestamp"] for c in out[1]["chunks"]] == [c["timestamp"]
+                                                          for c in HF_BATCH[1]["chunks"]]
+    _, single, _ = _restored(json.dumps(HF), "hf")
+    assert json.loads(formats.dumps(single))["text"] == REFERENCE
+
+
+@pytest.mark.parametrize("sample", sorted(SAMPLES))
+def test_tiny_model_changes_only_marks_and_case(tiny_artifact, sample):
+    name, content = SAMPLES[sample]
+    transcript = formats.loads(content, FORMAT_OF[sample], name)
+    restored = formats.restore_transcript(transcript, Punctuator.load(tiny_artifact, threads=1))
+    for old, new in zip(transcript.tokens, restored.tokens, strict=True):
+        assert normalize(old.text) == normalize(new.text)
+        assert (old.start, old.end, old.before, old.after) == (
+            new.start, new.end, new.before, new.after)
+    again = formats.loads(formats.dumps(restored), FORMAT_OF[sample], name)
+    assert [normalize(t.text) for t in again.tokens] == [normalize(t.text)
+                                                         for t in transcript.tokens]
+
+
+def test_conversion_to_subtitles_and_text(tmp_path):
+    words = []
+    for sample in ("ctm", "sphinx", "hf"):
+        transcript = formats.loads(SAMPLES[sample][1], sample)
+        srt = formats.convert(transcript, "srt")
+        assert all(c.start is not None and c.end >= c.start for c in srt.cues)
+        words.append(normalize(formats.dumps(formats.convert(transcript, "text"))))
+    assert words[0] == words[1] == "so what do you think i think it is great".split()
+    with pytest.raises(ValueError, match="kaldi has no cue times"):
+        formats.convert(formats.loads(KALDI, "kaldi"), "srt")
+
+
+MALFORMED = [
+    ("d.ctm", "utt1 A 0.00 0.30 so\nutt1 A x 0.30 what\n", "d.ctm:2: expected a CTM line"),
+    ("d.ctm", "utt1 A 0.00 -1 so\n", "d.ctm:1: expected a CTM line"),
+    ("s.jsonl", '{"t": "so", "w": [{"b": 0.1, "d": 0.2}]}\n', "s.jsonl:1: w[0]: no 't' key"),
+    ("s.jsonl", '{"t": "so", "b": -1, "d": 1, "w": []}\n', "s.jsonl:1: b: expected a time"),
+    ("h.json", '{"text": "a", "chunks": [{"text": "a", "timestamp": 3}]}',
+     "h.json:1: chunks[0].timestamp: expected [start, end]"),
+    ("h.json", '{"text": "a", "chunks": [{"text": "a", "timestamp": [1, "x"]}]}',
+     "h.json:1: chunks[0].timestamp: expected [start, end]"),
+]
+
+
+@pytest.mark.parametrize("name, content, message", MALFORMED)
+def test_malformed_files_name_file_and_line(tmp_path, name, content, message):
+    path = _write(tmp_path, name, content)
+    with pytest.raises(ValueError) as error:
+        formats.read(path, "ctm" if name.endswith(".ctm") else "auto")
+    assert str(path) + message.removeprefix(name) in str(error.value)
+
+
+def test_empty_files_give_empty_output():
+    for format in ("ctm", "kaldi", "sphinx", "hf"):
+        transcript = formats.loads("", format)
+        assert transcript.cues == () and formats.dumps(transcript) == ""
+
+
+def test_cli_restores_ctm_and_kaldi_text(tiny_artifact, tmp_path, capsys):
+    ctm = _write(tmp_path, "decode.ctm", CTM)
+    assert main(["restore", "-m", str(tiny_artifact), "-i", str(ctm), "-o",
+                 str(tmp_path / "out.ctm")]) == 0
+    out = (tmp_path / "out.ctm").read_text().split("\n")
+    assert len(out) == len(CTM.split("\n")) and "<unk> 0.40" in out[6]
+    kaldi = _write(tmp_path, "text", KALDI)
+    assert main(["restore", "-m", str(tiny_artifact), "-i", str(kaldi), "--format",
+                 "kaldi"]) == 0
+    lines = capsys.readouterr().out.split("\n")
+    assert [line.split(" ")[0] for line in lines[:2]] == ["spk1-utt1", "spk1-utt2"]
+    assert main(["restore", "-m", str(tiny_artifact), "-i", str(kaldi), "--format", "kaldi",
+                 "--to", "srt"]) == 2
+    assert "kaldi input has no timings" in capsys.readouterr().err
