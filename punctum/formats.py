@@ -877,12 +877,18 @@ def _read_vosk(text: str, name: str, meta: dict) -> Transcript:
 
 def _vosk_cues(layout: str, values: list) -> tuple[list[Cue], dict]:
     """Vosk results: one object, a list of objects, or JSON lines of objects."""
+    return record_cues(layout, values, _vosk_cue)
+
+
+def record_cues(layout: str, values: list, make_cue) -> tuple[list[Cue], dict]:
+    """A cue per record (`make_cue(record, path)`) of one object, a list of objects or JSON
+    lines of objects, and the layout to write them back in."""
     if layout == "lines":
-        return [_vosk_cue(v, (i,)) for i, (_, v) in enumerate(values)], {"layout": "lines"}
+        return [make_cue(v, (i,)) for i, (_, v) in enumerate(values)], {"layout": "lines"}
     root = values[0][1]
     if isinstance(root, list):
-        return [_vosk_cue(v, (i,)) for i, v in enumerate(root)], {"layout": "list"}
-    return [_vosk_cue(root, ())], {"layout": "object"}
+        return [make_cue(v, (i,)) for i, v in enumerate(root)], {"layout": "list"}
+    return [make_cue(root, ())], {"layout": "object"}
 
 
 def _vosk_cue(record: Any, path: tuple) -> Cue:

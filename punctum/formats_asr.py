@@ -43,6 +43,7 @@ from punctum.formats import (
     _put,
     _read_json_records,
     _ShapeError,
+    record_cues,
     split_tokens,
 )
 
@@ -179,12 +180,7 @@ def read_sphinx(text: str, name: str, meta: dict) -> Transcript:
 
 def _sphinx_cues(layout: str, values: list) -> tuple[list[Cue], dict]:
     """pocketsphinx results: JSON lines (its output), one object or a list of objects."""
-    if layout == "lines":
-        return [_sphinx_cue(v, (i,)) for i, (_, v) in enumerate(values)], {"layout": "lines"}
-    root = values[0][1]
-    if isinstance(root, list):
-        return [_sphinx_cue(v, (i,)) for i, v in enumerate(root)], {"layout": "list"}
-    return [_sphinx_cue(root, ())], {"layout": "object"}
+    return record_cues(layout, values, _sphinx_cue)
 
 
 def _sphinx_cue(record: Any, path: tuple) -> Cue:
