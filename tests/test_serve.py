@@ -86,6 +86,18 @@ def test_subtitle_document_keeps_timings(client):
     assert cue_words(restored) == cue_words(SRT) and restored != SRT
 
 
+def test_ctm_document_keeps_every_field(client):
+    ctm = "u1 A 0.00 0.30 so 0.9\nu1 A 0.30 0.20 what\nu1 A 0.50 0.10 <unk>\nu1 A 0.60 0.2 now\n"
+    response = client.post("/v1/restore", json={"text": ctm, "format": "ctm"})
+    assert response.status_code == 200
+    restored = response.json()["text"].splitlines()
+    assert [line.split()[:4] for line in restored] == [line.split()[:4]
+                                                       for line in ctm.splitlines()]
+    assert words_of(" ".join(line.split()[4] for line in restored)) == ["so", "what", "<unk>",
+                                                                       "now"]
+    assert restored[2] == "u1 A 0.50 0.10 <unk>" and restored[0].endswith(" 0.9")
+
+
 @pytest.mark.parametrize("payload, status, kind", [
     ({"text": "a", "texts": ["b"]}, 422, "invalid_request"),
     ({}, 422, "invalid_request"),
