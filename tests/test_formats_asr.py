@@ -1,6 +1,7 @@
 """Kaldi CTM and text, pocketsphinx JSON and transformers-pipeline JSON (`formats_asr`)."""
 
 import json
+from pathlib import Path
 
 import pytest
 from test_formats import ScriptedPunctuator, _write
@@ -200,3 +201,19 @@ def test_cli_restores_ctm_and_kaldi_text(tiny_artifact, tmp_path, capsys):
     assert main(["restore", "-m", str(tiny_artifact), "-i", str(kaldi), "--format", "kaldi",
                  "--to", "srt"]) == 2
     assert "kaldi input has no timings" in capsys.readouterr().err
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "formats"
+
+
+@pytest.mark.parametrize("name, format", [("decode.ctm", "ctm"), ("text", "kaldi"),
+                                          ("sphinx.jsonl", "sphinx"), ("wav2vec2.json", "hf")])
+def test_the_readme_examples_restore(tiny_artifact, capsys, name, format):
+    path = EXAMPLES / name
+    args = ["--format", "kaldi"] if format == "kaldi" else []
+    assert formats.read(path, format if args else "auto").format == format
+    assert main(["restore", "-m", str(tiny_artifact), "-i", str(path), *args]) == 0
+    restored = formats.loads(capsys.readouterr().out, format)
+    original = formats.read(path, format)
+    assert [normalize(t.text) for t in restored.tokens] == [normalize(t.text)
+                                                            for t in original.tokens]
