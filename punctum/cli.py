@@ -177,7 +177,8 @@ def _add_restore_options(parser) -> None:
                         help="ignore the model's decision biases (plain argmax)")
     parser.add_argument("--errors", choices=["strict", "replace"], default="strict",
                         help="undecodable input bytes: an error, or replaced by U+FFFD")
-    parser.add_argument("--format", default="auto",
+    parser.add_argument("--format", default="auto",  # formats.FORMATS, kept literal so that
+                        # parsing arguments imports no numpy (tests/test_formats_asr.py checks)
                         choices=["auto", "text", "srt", "vtt", "whisper", "vosk", "nemo",
                                  "ctm", "kaldi", "sphinx", "hf"],
                         help="input format (default: files by extension and content; stdin "

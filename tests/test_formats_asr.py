@@ -217,3 +217,11 @@ def test_the_readme_examples_restore(tiny_artifact, capsys, name, format):
     original = formats.read(path, format)
     assert [normalize(t.text) for t in restored.tokens] == [normalize(t.text)
                                                             for t in original.tokens]
+
+
+def test_cli_format_choices_are_the_formats():
+    from punctum.cli import build_parser
+
+    restore = build_parser()._subparsers._group_actions[0].choices["restore"]
+    action = next(a for a in restore._actions if a.dest == "format")
+    assert tuple(action.choices) == ("auto", *formats.FORMATS)

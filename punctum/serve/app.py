@@ -28,13 +28,12 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from punctum.formats import FORMATS
 from punctum.runtime import Punctuator, RestoreOptions
 from punctum.serve.batcher import DynamicBatcher, QueueFull, ShuttingDown
 from punctum.serve.config import ServeConfig
 from punctum.serve.limits import BodyLimit, error_body
 from punctum.version import __version__
-
-FORMATS = ("text", "srt", "vtt", "whisper", "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf")
 
 
 class ApiError(Exception):
