@@ -130,3 +130,33 @@ def test_sampler_rows_without_a_teacher_have_no_soft_targets(tiny_run, teacher):
     batch = sampler.next_batch(8)
     rows_with_soft = ~np.isnan(batch.soft[..., 0]).all(axis=1)
     assert rows_with_soft.any() and not rows_with_soft.all()
+
+
+def test_an_ensemble_teacher_averages_its_members(tiny_artifact, teacher):
+    """A list of models is one teacher whose distributions are the members' mean; its cache
+    key differs from each member's, while a single model keeps the key of its ONNX file."""
+    import hashlib
+
+    labels = get_inventory("en").post_labels
+    bundled = Teacher(DistillConfig(model="en-tiny", threads=1), labels)
+    pair = Teacher(DistillConfig(model=[str(tiny_artifact), "en-tiny"], threads=1), labels)
+    documents = [parse(t).words for t in TEXTS] + [()]
+    for mine, theirs, both in zip(teacher(documents), bundled(documents), pair(documents)):
+        expected = (mine.astype(np.float32) + theirs.astype(np.float32)) / 2
+        np.testing.assert_allclose(both.astype(np.float32), expected, atol=2e-3)
+    assert pair(documents)[-1].shape == (0, len(labels) + len(CASES))
+    with open(teacher.punctuators[0].artifact.model_file, "rb") as handle:
+        assert teacher.key == hashlib.md5(handle.read()).hexdigest()[:16]
+    assert len({teacher.key, bundled.key, pair.key}) == 3
+
+
+def test_distill_model_lists_in_recipes(tiny_corpus):
+    raw = tomllib.loads(TINY_RECIPE)
+    raw["data"]["distill"] = {"model": ["a", "b"]}
+    assert parse_recipe(raw, tiny_corpus).data.distill.members == ("a", "b")
+    raw["data"]["distill"] = {"model": "a"}
+    assert parse_recipe(raw, tiny_corpus).data.distill.members == ("a",)
+    for bad in ([], ["a", 3], ["a", ""]):
+        raw["data"]["distill"] = {"model": bad}
+        with pytest.raises(ValueError, match="data.distill.model"):
+            parse_recipe(raw, tiny_corpus)

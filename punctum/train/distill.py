@@ -6,6 +6,10 @@ with probabilities, and the student learns from them beside the human labels.
     weight = 1.0             # L = L_human + weight * L_teacher
     threads = 2              # ONNX Runtime threads of the teacher while encoding
 
+`model` may also be a list: an ensemble teacher whose per-word distributions are the mean
+of its members' (e.g. ``["en-accurate", "runs/en-tiny-drop8/artifact"]``;
+`benchmarks/bench_ensemble.py` scores such a mean on a dev set before a run is started).
+
 The teacher runs once, when a source is encoded (after ASR-style noise, so it sees the
 words the student sees); its per-word mark and case distributions are cached with the
 encoded corpus at each word's label position. L_teacher is the joint loss of the student
@@ -31,16 +35,22 @@ class DistillConfig:
     """The [data.distill] table.
 
     Args:
-        model: the teacher: a bundled model name or an artifact folder ("" = no teacher).
+        model: the teacher: a bundled model name or an artifact folder ("" = no teacher),
+            or a list of them (an ensemble: their probabilities are averaged).
         weight: weight of the teacher term in the loss (0 = human labels only).
         threads: ONNX Runtime threads of the teacher (0 = the machine's cores).
     """
 
-    model: str = ""
+    model: str | tuple[str, ...] = ""
     weight: float = 1.0
     threads: int = 0
 
     def __post_init__(self) -> None:
+        if isinstance(self.model, (list, tuple)):
+            if not self.model or not all(isinstance(m, str) and m for m in self.model):
+                raise ValueError("data.distill.model must be a model name or a non-empty "
+                                 f"list of them, got {list(self.model)!r}")
+            object.__setattr__(self, "model", tuple(self.model))
         if self.weight < 0:
             raise ValueError(f"data.distill.weight must be >= 0, got {self.weight}")
         if self.threads < 0:
@@ -50,43 +60,59 @@ class DistillConfig:
     def enabled(self) -> bool:
         return bool(self.model)
 
+    @property
+    def members(self) -> tuple[str, ...]:
+        """The teacher's models (one unless it is an ensemble)."""
+        return self.model if isinstance(self.model, tuple) else (self.model,)
+
 
 class Teacher:
-    """Per-word probabilities of an exported model, in the student's label order.
+    """Per-word probabilities of an exported model (or the mean over an ensemble's), in the
+    student's label order.
 
     Args:
-        config: the distillation settings (config.model is loaded with `Punctuator.load`).
+        config: the distillation settings (each of config.members is loaded with
+            `Punctuator.load`).
         post_labels: the student's mark labels (its inventory's order).
     """
 
     def __init__(self, config: DistillConfig, post_labels: Sequence[str]) -> None:
         from punctum.runtime import Punctuator
 
-        self.punctuator = Punctuator.load(config.model, threads=config.threads)
-        self.post_columns = _columns(self.punctuator.post_labels, post_labels, "mark")
-        self.case_columns = _columns(self.punctuator.case_labels, CASES, "case")
+        self.punctuators = [Punctuator.load(model, threads=config.threads)
+                            for model in config.members]
+        self.columns = [(_columns(p.post_labels, post_labels, "mark"),
+                         _columns(p.case_labels, CASES, "case")) for p in self.punctuators]
 
     @cached_property
     def key(self) -> str:
-        """Identifies the teacher's weights (for cache keys)."""
+        """Identifies the teacher's weights (for cache keys; a single model's key is the
+        digest of its ONNX file, an ensemble's that of its members' files in order)."""
         digest = hashlib.md5()
-        with open(self.punctuator.artifact.model_file, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+        for punctuator in self.punctuators:
+            with open(punctuator.artifact.model_file, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
         return digest.hexdigest()[:16]
 
     def __call__(self, documents: Sequence[Sequence[str]]) -> list[np.ndarray]:
         """(n_words, n_post + n_case) float16 probabilities for each word list."""
-        predictions = self.punctuator.predict_batch(documents)
-        out = []
-        for words, prediction in zip(documents, predictions):
-            if len(prediction.words) != len(words):
-                raise ValueError(f"teacher returned {len(prediction.words)} words for "
-                                 f"{len(words)}")
-            post = _renormalise(prediction.post_probs[:, self.post_columns])
-            case = _renormalise(prediction.case_probs[:, self.case_columns])
-            out.append(np.concatenate([post, case], axis=1).astype(np.float16))
-        return out
+        members = [_member_probs(punctuator, columns, documents)
+                   for punctuator, columns in zip(self.punctuators, self.columns)]
+        return [np.mean(per_model, axis=0).astype(np.float16) for per_model in zip(*members)]
+
+
+def _member_probs(punctuator, columns, documents) -> list[np.ndarray]:
+    """(n_words, n_post + n_case) float32 probabilities of one model for each word list."""
+    post_columns, case_columns = columns
+    out = []
+    for words, prediction in zip(documents, punctuator.predict_batch(documents)):
+        if len(prediction.words) != len(words):
+            raise ValueError(f"teacher returned {len(prediction.words)} words for {len(words)}")
+        post = _renormalise(prediction.post_probs[:, post_columns])
+        case = _renormalise(prediction.case_probs[:, case_columns])
+        out.append(np.concatenate([post, case], axis=1))
+    return out
 
 
 def _columns(teacher: Sequence[str], student: Sequence[str], what: str) -> np.ndarray:
