@@ -100,8 +100,11 @@ def _download(repo_id: str) -> Path:
                                 f"huggingface_hub (pip install huggingface_hub)") from None
     try:
         return Path(snapshot_download(repo_id))
-    except Exception as error:  # offline, unknown repo, HTTP errors: all one message
-        raise FileNotFoundError(f"could not download model {repo_id!r}: {error}") from None
+    except Exception as error:  # offline, unknown repo, HTTP errors: all one line
+        reason = next((line for line in str(error).splitlines() if line.strip()),
+                      type(error).__name__)
+        raise FileNotFoundError(f"no local folder {repo_id!r}, and downloading it from the "
+                                f"hub failed: {reason}") from None
 
 
 def read_artifact(path: str | Path) -> Artifact:

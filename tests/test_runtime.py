@@ -185,6 +185,28 @@ def test_missing_artifact_and_unknown_name(tmp_path):
         Punctuator.load(tmp_path / "empty")
 
 
+def test_hub_ids_download_through_huggingface_hub(tiny_artifact, monkeypatch):
+    """An "owner/name" that is no local folder goes to the hub: a fetched folder loads, and a
+    failed fetch (offline: multi-line errors) is one line naming the id."""
+    import types
+
+    from punctum.artifact import resolve
+
+    def fake_download(repo_id):
+        if repo_id == "someone/model":
+            return str(tiny_artifact)
+        raise OSError("Name or service not known\nAn error happened on the Hub")
+
+    monkeypatch.setitem(sys.modules, "huggingface_hub",
+                        types.SimpleNamespace(snapshot_download=fake_download))
+    assert resolve("someone/model") == tiny_artifact
+    assert resolve("hf:someone/model") == tiny_artifact
+    assert Punctuator.load("someone/model").restore("so what") != ""
+    with pytest.raises(FileNotFoundError) as error:
+        resolve("nowhere/model")
+    assert "'nowhere/model'" in str(error.value) and "\n" not in str(error.value)
+
+
 def test_corrupt_files_are_named(tiny_artifact, tmp_path):
     folder = _copy(tiny_artifact, tmp_path)
     (folder / "model.onnx").write_bytes(b"\x00garbage" * 100)
