@@ -64,12 +64,15 @@ def bootstrap_line(result: dict, baseline: Punctuator) -> tuple[str, dict]:
 
 
 def model_facts(punctuator: Punctuator) -> dict:
-    folder = punctuator.artifact.path
-    size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+    """Name, kind, precision and sizes (an ensemble's: its members', summed)."""
+    members = getattr(punctuator, "members", [punctuator])
+    folders = {punctuator.artifact.path} | {m.artifact.path for m in members}
+    size = sum(f.stat().st_size for folder in folders for f in folder.iterdir() if f.is_file())
     meta = punctuator.artifact.meta
     return {"name": punctuator.artifact.name, "kind": meta["kind"],
-            "precision": meta["model"]["precision"], "size_mb": size / 1e6,
-            "model_mb": punctuator.artifact.model_file.stat().st_size / 1e6,
+            "precision": " + ".join(m.artifact.meta["model"]["precision"] for m in members),
+            "size_mb": size / 1e6,
+            "model_mb": sum(f.stat().st_size for f in punctuator.model_files) / 1e6,
             "windows": punctuator.windows,
             "biased": punctuator.post_bias is not None}
 

@@ -2,7 +2,9 @@
 
 An artifact folder holds punctum.json (format version, kind, label inventory, tokenizer and
 window settings, training record, scores), model.onnx, tokenizer.json, lexicon.json and
-optionally weights.safetensors. Bundled artifacts live in punctum/assets/<name>/.
+optionally weights.safetensors. Bundled artifacts live in punctum/assets/<name>/. An
+ensemble folder (kind "ensemble", `punctum.ensemble`) holds only punctum.json, naming its
+member models.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ FORMAT_VERSION = 1
 ASSETS = Path(__file__).parent / "assets"
 DEFAULT_MODEL = "en-tiny"
 _REQUIRED = ("format_version", "kind", "inventory", "tokenizer", "model", "windows")
+# An ensemble folder (punctum.ensemble) holds no model of its own: only its members' names.
+ENSEMBLE_KIND = "ensemble"
+_REQUIRED_ENSEMBLE = ("format_version", "kind", "inventory", "members")
 
 
 @dataclass(frozen=True)
@@ -116,7 +121,9 @@ def read_artifact(path: str | Path) -> Artifact:
     """
     path = Path(path)
     meta = _read_json(path / ARTIFACT_FILE)
-    missing = [key for key in _REQUIRED if key not in meta]
+    ensemble = meta.get("kind") == ENSEMBLE_KIND
+    missing = [key for key in (_REQUIRED_ENSEMBLE if ensemble else _REQUIRED)
+               if key not in meta]
     if missing:
         raise ValueError(f"{path / ARTIFACT_FILE}: missing keys {missing}")
     if meta["format_version"] != FORMAT_VERSION:
@@ -126,6 +133,12 @@ def read_artifact(path: str | Path) -> Artifact:
         inventory = Inventory.from_dict(meta["inventory"])
     except (KeyError, TypeError, ValueError) as error:
         raise ValueError(f"{path / ARTIFACT_FILE}: bad inventory ({error})") from None
+    if ensemble:
+        members = meta["members"]
+        if not isinstance(members, list) or len(members) < 2 \
+                or not all(isinstance(m, str) and m for m in members):
+            raise ValueError(f"{path / ARTIFACT_FILE}: members must list two or more models")
+        return Artifact(path, meta, inventory, {})
     for key in ("model", "tokenizer"):
         file = path / meta[key]["file"]
         if not file.is_file():

@@ -535,6 +535,28 @@ def _run_calibrate(args) -> int:
     return 0
 
 
+def _add_ensemble(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "ensemble", help="make one model of several (the mean of their probabilities)",
+        description="Write a model folder that restores with several models at once: each "
+                    "predicts with its own tokenizer and windows and their per-word "
+                    "probabilities are averaged. Fit its decision biases with punctum "
+                    "calibrate, then use it as --model DIR (README: ensembles).")
+    parser.add_argument("members", nargs="+", help="bundled model names or model folders")
+    parser.add_argument("--out", required=True, help="the folder to write")
+    parser.add_argument("--name", default="", help="model name (default: the folder's)")
+    parser.set_defaults(run=_run_ensemble)
+
+
+def _run_ensemble(args) -> int:
+    from punctum.ensemble import write_ensemble
+
+    folder = write_ensemble(args.members, args.out, args.name)
+    print(f"wrote {folder / 'punctum.json'} ({len(args.members)} members); fit its biases "
+          f"with: punctum calibrate {folder} --dev DEV")
+    return 0
+
+
 def _add_selftrain(subparsers) -> None:
     parser = subparsers.add_parser(
         "selftrain", help="discriminative self-training from a recipe (needs punctum[train])",
@@ -874,6 +896,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_selftrain(subparsers)
     _add_export(subparsers)
     _add_calibrate(subparsers)
+    _add_ensemble(subparsers)
     _add_serve(subparsers)
     _add_transcribe(subparsers)
     _add_synth(subparsers)

@@ -209,9 +209,19 @@ class Punctuator:
     def load(cls, name_or_path: str | Path | None = None, threads: int = 0,
              windows: WindowConfig | None = None,
              post_bias: Mapping[str, float] | None = None) -> Punctuator:
-        """Load a bundled model by name ("en-tiny", the default), a folder, or a hub id."""
-        return cls(artifacts.read_artifact(artifacts.resolve(name_or_path)), threads, windows,
-                   post_bias)
+        """Load a bundled model by name ("en-tiny", the default), a folder, or a hub id; an
+        ensemble folder gives an `ensemble.EnsemblePunctuator`."""
+        artifact = artifacts.read_artifact(artifacts.resolve(name_or_path))
+        if artifact.meta["kind"] == artifacts.ENSEMBLE_KIND:
+            from punctum.ensemble import EnsemblePunctuator
+
+            return EnsemblePunctuator(artifact, threads, windows, post_bias)
+        return cls(artifact, threads, windows, post_bias)
+
+    @property
+    def model_files(self) -> tuple[Path, ...]:
+        """The ONNX file(s) whose weights make the predictions."""
+        return (self.artifact.model_file,)
 
     # ------------------------------------------------------------------------- prediction
 

@@ -89,8 +89,8 @@ class Teacher:
         """Identifies the teacher's weights (for cache keys; a single model's key is the
         digest of its ONNX file, an ensemble's that of its members' files in order)."""
         digest = hashlib.md5()
-        for punctuator in self.punctuators:
-            with open(punctuator.artifact.model_file, "rb") as handle:
+        for model_file in (f for p in self.punctuators for f in p.model_files):
+            with open(model_file, "rb") as handle:
                 for block in iter(lambda: handle.read(1 << 20), b""):
                     digest.update(block)
         return digest.hexdigest()[:16]

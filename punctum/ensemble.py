@@ -1,0 +1,143 @@
+"""Ensembles: several exported models restoring as one (no torch).
+
+An ensemble folder holds only a punctum.json of kind "ensemble":
+
+    {"format_version": 1, "kind": "ensemble", "name": "en-ensemble",
+     "members": ["en-accurate", "en-tiny"], "inventory": {...}, "case_labels": [...],
+     "decision": {...}}
+
+Each member (a bundled model name, or a folder relative to the ensemble's) predicts with its
+own tokenizer and windows; the ensemble averages their per-word mark and case
+probabilities and decides with its own biases (`punctum calibrate` fits them, as for any
+model). Models that err differently gain from it: on dev2012 the mean of en-accurate (a
+MiniLM tagger) and en-tiny (a CNN-BiLSTM) beats either alone (docs/BENCHMARKS.md), at the
+cost of running both. `punctum ensemble MEMBER MEMBER ... --out DIR` writes such a folder;
+`Punctuator.load(DIR)` returns an `EnsemblePunctuator`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from punctum import artifact as artifacts
+from punctum import calibration
+from punctum.fileio import atomic_writer
+from punctum.runtime import Prediction, Punctuator, _post_bias
+from punctum.windows import WindowConfig
+
+KIND = "ensemble"
+
+
+class EnsemblePunctuator(Punctuator):
+    """A `Punctuator` over several models: the mean of their probabilities.
+
+    Args:
+        artifact: a read ensemble folder (`artifact.read_artifact`).
+        threads, windows: passed to every member (windows: None keeps each member's own).
+        post_bias: as for `Punctuator`; applied to the mean probabilities (the members'
+            own biases are not used).
+
+    Raises:
+        ValueError: a member is itself an ensemble or predicts other labels.
+        FileNotFoundError: a member cannot be found.
+    """
+
+    def __init__(self, artifact: artifacts.Artifact, threads: int = 0,
+                 windows: WindowConfig | None = None,
+                 post_bias: Mapping[str, float] | None = None) -> None:
+        self.artifact = artifact
+        self.inventory = artifact.inventory
+        self.post_labels = self.inventory.post_labels
+        self.case_labels = artifact.case_labels
+        self.members = [_load_member(artifact, member, threads, windows)
+                        for member in artifact.meta["members"]]
+        for member in self.members:
+            if (member.post_labels, member.case_labels) != (self.post_labels,
+                                                            self.case_labels):
+                raise ValueError(f"{artifact.path}: member {member.artifact.path} predicts "
+                                 f"{member.post_labels} / {member.case_labels}, the ensemble "
+                                 f"{self.post_labels} / {self.case_labels}")
+        self.windows = max((m.windows for m in self.members), key=lambda w: w.size)
+        self.post_bias = _post_bias(artifact, self.post_labels, post_bias)
+
+    @property
+    def pause_aware(self) -> bool:
+        """Whether a member reads pauses (the others ignore them)."""
+        return any(member.pause_aware for member in self.members)
+
+    @property
+    def model_files(self) -> tuple[Path, ...]:
+        return tuple(f for member in self.members for f in member.model_files)
+
+    def predict_batch(self, batch: Sequence[Sequence[str]], batch_size: int = 16,
+                      pauses: Sequence[Sequence[float] | None] | None = None
+                      ) -> list[Prediction]:
+        """Each member's predictions (pauses go to those that read them), averaged per
+        word; see `Punctuator.predict_batch`."""
+        per_member = [member.predict_batch(batch, batch_size, pauses=pauses)
+                      for member in self.members]
+        return [self._combine(words, predictions)
+                for words, predictions in zip(batch, zip(*per_member))]
+
+    def _combine(self, words: Sequence[str], predictions: Sequence[Prediction]) -> Prediction:
+        post_probs = np.mean([p.post_probs for p in predictions], axis=0, dtype=np.float32)
+        case_probs = np.mean([p.case_probs for p in predictions], axis=0, dtype=np.float32)
+        post = tuple(self.post_labels[i] for i in calibration.decide(post_probs,
+                                                                     self.post_bias))
+        case = tuple(self.case_labels[i] for i in case_probs.argmax(-1))
+        return Prediction(tuple(words), post, case, post_probs, case_probs,
+                          self.post_labels, self.case_labels)
+
+
+def _load_member(artifact: artifacts.Artifact, member: str, threads: int,
+                 windows: WindowConfig | None) -> Punctuator:
+    """A member by folder (relative to the ensemble's) or by bundled name, without its
+    own decision biases."""
+    local = artifact.path / member
+    try:
+        read = artifacts.read_artifact(local if local.is_dir() else artifacts.resolve(member))
+    except (FileNotFoundError, ValueError) as error:
+        raise type(error)(f"{artifact.path}: member {member!r}: {error}") from None
+    if read.meta.get("kind") == KIND:
+        raise ValueError(f"{artifact.path}: member {member!r} is itself an ensemble")
+    return Punctuator(read, threads, windows, post_bias={})
+
+
+def write_ensemble(members: Sequence[str], out: str | Path, name: str = "") -> Path:
+    """Write an ensemble folder of `members` (bundled names or model folders).
+
+    Folders are stored relative to `out`, so that the two can move together; bundled
+    names stay names. Returns the folder.
+
+    Raises:
+        ValueError: fewer than two members, an ensemble among them, or members whose
+            labels differ.
+        FileNotFoundError: a member cannot be found.
+    """
+    if len(members) < 2:
+        raise ValueError(f"an ensemble needs at least two models, got {len(members)}")
+    out = Path(out)
+    read = [artifacts.read_artifact(artifacts.resolve(m)) for m in members]
+    for member, meta in zip(members, (r.meta for r in read)):
+        if meta.get("kind") == KIND:
+            raise ValueError(f"{member}: is itself an ensemble")
+        if (meta["inventory"], meta.get("case_labels")) != (read[0].meta["inventory"],
+                                                            read[0].meta.get("case_labels")):
+            raise ValueError(f"{member}: predicts other labels than {members[0]}")
+    bundled = set(artifacts.available_models())
+    stored = [m if m in bundled and not Path(m).is_dir()
+              else os.path.relpath(Path(m).resolve(), out.resolve()) for m in members]
+    meta = {"format_version": artifacts.FORMAT_VERSION, "name": name or out.name,
+            "kind": KIND, "members": stored, "inventory": read[0].meta["inventory"],
+            "case_labels": list(read[0].case_labels),
+            "created": datetime.date.today().isoformat()}
+    out.mkdir(parents=True, exist_ok=True)
+    with atomic_writer(out / artifacts.ARTIFACT_FILE) as handle:
+        handle.write(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+    return out
