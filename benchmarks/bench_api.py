@@ -66,7 +66,8 @@ def breakdown(punctuator: Punctuator, data: Path) -> dict:
     labelled = parse(text, punctuator.inventory)
     stages["parse"] = time.perf_counter() - start
     start = time.perf_counter()
-    punctuator.tokenizer.encode_batch([labelled.words], add_special_tokens=False)
+    for model in getattr(punctuator, "members", [punctuator]):  # an ensemble's: each member's
+        model.tokenizer.encode_batch([labelled.words], add_special_tokens=False)
     stages["tokenize"] = time.perf_counter() - start
     start = time.perf_counter()
     punctuator.predict(labelled.words)  # tokenizes again, then windows and the model
