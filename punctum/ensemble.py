@@ -95,6 +95,17 @@ class EnsemblePunctuator(Punctuator):
                           self.post_labels, self.case_labels)
 
 
+def ensemble_of(models: Sequence[str], threads: int = 0) -> EnsemblePunctuator:
+    """An ensemble named in code rather than by a folder (e.g. a list-valued distillation
+    teacher): bundled names, or folders relative to the working directory; no biases."""
+    first = artifacts.read_artifact(artifacts.resolve(models[0]))
+    meta = {"format_version": artifacts.FORMAT_VERSION, "kind": KIND,
+            "name": " + ".join(models), "members": list(models),
+            "inventory": first.meta["inventory"], "case_labels": list(first.case_labels)}
+    return EnsemblePunctuator(artifacts.Artifact(Path("."), meta, first.inventory, {}),
+                              threads, post_bias={})
+
+
 def _load_member(artifact: artifacts.Artifact, member: str, threads: int,
                  windows: WindowConfig | None) -> Punctuator:
     """A member by folder (relative to the ensemble's) or by bundled name, without its

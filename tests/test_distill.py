@@ -145,7 +145,7 @@ def test_an_ensemble_teacher_averages_its_members(tiny_artifact, teacher):
         expected = (mine.astype(np.float32) + theirs.astype(np.float32)) / 2
         np.testing.assert_allclose(both.astype(np.float32), expected, atol=2e-3)
     assert pair(documents)[-1].shape == (0, len(labels) + len(CASES))
-    with open(teacher.punctuators[0].artifact.model_file, "rb") as handle:
+    with open(teacher.punctuator.model_files[0], "rb") as handle:
         assert teacher.key == hashlib.md5(handle.read()).hexdigest()[:16]
     assert len({teacher.key, bundled.key, pair.key}) == 3
 

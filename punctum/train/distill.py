@@ -7,7 +7,8 @@ with probabilities, and the student learns from them beside the human labels.
     threads = 2              # ONNX Runtime threads of the teacher while encoding
 
 `model` may also be a list: an ensemble teacher whose per-word distributions are the mean
-of its members' (e.g. ``["en-accurate", "runs/en-tiny-drop8/artifact"]``;
+of its members' (`punctum.ensemble`; e.g. ``["en-accurate", "runs/en-tiny-drop8/artifact"]``,
+members with the same labels;
 `benchmarks/bench_ensemble.py` scores such a mean on a dev set before a run is started).
 
 The teacher runs once, when a source is encoded (after ASR-style noise, so it sees the
@@ -77,19 +78,21 @@ class Teacher:
     """
 
     def __init__(self, config: DistillConfig, post_labels: Sequence[str]) -> None:
+        from punctum.ensemble import ensemble_of
         from punctum.runtime import Punctuator
 
-        self.punctuators = [Punctuator.load(model, threads=config.threads)
-                            for model in config.members]
-        self.columns = [(_columns(p.post_labels, post_labels, "mark"),
-                         _columns(p.case_labels, CASES, "case")) for p in self.punctuators]
+        members = config.members
+        self.punctuator = (Punctuator.load(members[0], threads=config.threads)
+                           if len(members) == 1 else ensemble_of(members, config.threads))
+        self.post_columns = _columns(self.punctuator.post_labels, post_labels, "mark")
+        self.case_columns = _columns(self.punctuator.case_labels, CASES, "case")
 
     @cached_property
     def key(self) -> str:
-        """Identifies the teacher's weights (for cache keys; a single model's key is the
-        digest of its ONNX file, an ensemble's that of its members' files in order)."""
+        """Identifies the teacher's weights (for cache keys): the digest of its ONNX file,
+        or of an ensemble's member files in order."""
         digest = hashlib.md5()
-        for model_file in (f for p in self.punctuators for f in p.model_files):
+        for model_file in self.punctuator.model_files:
             with open(model_file, "rb") as handle:
                 for block in iter(lambda: handle.read(1 << 20), b""):
                     digest.update(block)
@@ -97,22 +100,16 @@ class Teacher:
 
     def __call__(self, documents: Sequence[Sequence[str]]) -> list[np.ndarray]:
         """(n_words, n_post + n_case) float16 probabilities for each word list."""
-        members = [_member_probs(punctuator, columns, documents)
-                   for punctuator, columns in zip(self.punctuators, self.columns)]
-        return [np.mean(per_model, axis=0).astype(np.float16) for per_model in zip(*members)]
-
-
-def _member_probs(punctuator, columns, documents) -> list[np.ndarray]:
-    """(n_words, n_post + n_case) float32 probabilities of one model for each word list."""
-    post_columns, case_columns = columns
-    out = []
-    for words, prediction in zip(documents, punctuator.predict_batch(documents)):
-        if len(prediction.words) != len(words):
-            raise ValueError(f"teacher returned {len(prediction.words)} words for {len(words)}")
-        post = _renormalise(prediction.post_probs[:, post_columns])
-        case = _renormalise(prediction.case_probs[:, case_columns])
-        out.append(np.concatenate([post, case], axis=1))
-    return out
+        predictions = self.punctuator.predict_batch(documents)
+        out = []
+        for words, prediction in zip(documents, predictions):
+            if len(prediction.words) != len(words):
+                raise ValueError(f"teacher returned {len(prediction.words)} words for "
+                                 f"{len(words)}")
+            post = _renormalise(prediction.post_probs[:, self.post_columns])
+            case = _renormalise(prediction.case_probs[:, self.case_columns])
+            out.append(np.concatenate([post, case], axis=1).astype(np.float16))
+        return out
 
 
 def _columns(teacher: Sequence[str], student: Sequence[str], what: str) -> np.ndarray:
