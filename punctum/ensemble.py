@@ -31,7 +31,7 @@ from punctum.fileio import atomic_writer
 from punctum.runtime import Prediction, Punctuator, _post_bias
 from punctum.windows import WindowConfig
 
-KIND = "ensemble"
+KIND = artifacts.ENSEMBLE_KIND
 
 
 class EnsemblePunctuator(Punctuator):
@@ -99,11 +99,16 @@ def ensemble_of(models: Sequence[str], threads: int = 0) -> EnsemblePunctuator:
     """An ensemble named in code rather than by a folder (e.g. a list-valued distillation
     teacher): bundled names, or folders relative to the working directory; no biases."""
     first = artifacts.read_artifact(artifacts.resolve(models[0]))
-    meta = {"format_version": artifacts.FORMAT_VERSION, "kind": KIND,
-            "name": " + ".join(models), "members": list(models),
-            "inventory": first.meta["inventory"], "case_labels": list(first.case_labels)}
+    meta = _ensemble_meta(" + ".join(models), list(models), first)
     return EnsemblePunctuator(artifacts.Artifact(Path("."), meta, first.inventory, {}),
                               threads, post_bias={})
+
+
+def _ensemble_meta(name: str, members: list[str], first: artifacts.Artifact) -> dict:
+    """punctum.json of an ensemble whose labels are those of its first member."""
+    return {"format_version": artifacts.FORMAT_VERSION, "name": name, "kind": KIND,
+            "members": members, "inventory": first.meta["inventory"],
+            "case_labels": list(first.case_labels)}
 
 
 def _load_member(artifact: artifacts.Artifact, member: str, threads: int,
@@ -144,9 +149,7 @@ def write_ensemble(members: Sequence[str], out: str | Path, name: str = "") -> P
     bundled = set(artifacts.available_models())
     stored = [m if m in bundled and not Path(m).is_dir()
               else os.path.relpath(Path(m).resolve(), out.resolve()) for m in members]
-    meta = {"format_version": artifacts.FORMAT_VERSION, "name": name or out.name,
-            "kind": KIND, "members": stored, "inventory": read[0].meta["inventory"],
-            "case_labels": list(read[0].case_labels),
+    meta = {**_ensemble_meta(name or out.name, stored, read[0]),
             "created": datetime.date.today().isoformat()}
     out.mkdir(parents=True, exist_ok=True)
     with atomic_writer(out / artifacts.ARTIFACT_FILE) as handle:
