@@ -31,9 +31,10 @@ from punctum.windows import WindowConfig, plan_word_windows, stitch
 
 log = logging.getLogger(__name__)
 
-# Padded subwords per ONNX Runtime call at most (8 windows of 200, 4 of 400): bounds the
-# runtime's working memory whatever the window size (docs/BENCHMARKS.md, restore memory).
-BATCH_SUBWORDS = 1600
+# Padded subwords per ONNX Runtime call at most (8 windows of 200, 4 of 400, start and end
+# tokens included): bounds the runtime's working memory whatever the window size
+# (docs/BENCHMARKS.md, restore memory); 4 windows per call is also the BiLSTM's fastest batch.
+BATCH_SUBWORDS = 1616
 # Characters from which a line is restored through `Stream` in parts (bounded memory).
 LONG_LINE = 200_000
 

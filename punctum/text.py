@@ -468,6 +468,9 @@ class _Builder:
 def _parse_piece(piece: str, builder: _Builder) -> None:
     inv = builder.inv
     lookup = inv._lookup
+    if piece[0] not in lookup["strip"] and piece[-1] not in lookup["strip"]:
+        builder.add_word(piece, NULL, NULL)  # a bare word (most ASR output): nothing to strip
+        return
     start, end = _core_bounds(piece, lookup)
     pre = _edge_marks(piece[:start], lookup, "pre")
     if start == end:

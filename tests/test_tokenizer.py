@@ -55,3 +55,51 @@ def test_wordpiece_from_vocab_txt(tmp_path):
     assert encoding.ids.tolist() == [2, 4, 5, 6, 1, 3]
     assert encoding.label_positions.tolist() == [1, 2, 4]
     assert tokenizer.pad_id == 0
+
+
+def _plain(tokenizer: SubwordTokenizer, batch):
+    """The library's own encoding of whole word lists: the reference for the word cache."""
+    encoded = tokenizer.tokenizer.encode_batch([list(w) for w in batch], is_pretokenized=True,
+                                               add_special_tokens=False)
+    return [tokenizer._to_encoding(e, len(w)) for e, w in zip(encoded, batch)]
+
+
+@pytest.mark.parametrize("which", ["first", "last"])
+def test_word_cache_equals_whole_list_encoding(bpe, which, monkeypatch):
+    import punctum.tokenizer as tokenizer_module
+
+    monkeypatch.setattr(tokenizer_module, "CHUNK_WORDS", 7)  # several pieces per list
+    monkeypatch.setattr(tokenizer_module, "CACHE_WORDS", 20)  # the cache is cleared too
+    tokenizer = SubwordTokenizer(bpe.tokenizer, which)
+    assert tokenizer.chunkable
+    rng = np.random.default_rng(0)
+    vocabulary = ["hello", "world", "don't", "u.s", "3.5", "zzqx", "a", "ü", "\u200b", "日本"]
+    for _ in range(5):
+        batch = [[vocabulary[i] for i in rng.integers(0, len(vocabulary), n)]
+                 for n in rng.integers(0, 40, 4)] + [[]]
+        batch += [[f"w{i}" for i in rng.integers(0, 100, 30)]]  # new words each round
+        for got, expected in zip(tokenizer.encode_batch(batch, add_special_tokens=False),
+                                 _plain(tokenizer, batch), strict=True):
+            assert got.ids.tolist() == expected.ids.tolist()
+            assert got.word_index.tolist() == expected.word_index.tolist()
+            assert got.label_positions.tolist() == expected.label_positions.tolist()
+
+
+def test_word_cache_is_bounded(bpe, monkeypatch):
+    import punctum.tokenizer as tokenizer_module
+
+    monkeypatch.setattr(tokenizer_module, "CACHE_WORDS", 20)
+    tokenizer = SubwordTokenizer(bpe.tokenizer)
+    tokenizer.encode_batch([[f"a{i}" for i in range(15)]], add_special_tokens=False)
+    assert len(tokenizer._cache) == 15
+    tokenizer.encode_batch([[f"b{i}" for i in range(10)]], add_special_tokens=False)
+    assert sorted(tokenizer._cache) == sorted(f"b{i}" for i in range(10))  # cleared first
+
+
+def test_a_first_word_only_metaspace_is_not_cached(bpe, tmp_path):
+    from tokenizers import pre_tokenizers
+
+    bpe.save(tmp_path / "tokenizer.json")
+    tokenizer = SubwordTokenizer.load(tmp_path)
+    tokenizer.tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="first")
+    assert not SubwordTokenizer(tokenizer.tokenizer).chunkable

@@ -1,0 +1,105 @@
+"""ONNX graph rewrites applied after export (needs the `onnx` package of punctum[train]).
+
+    python scripts/float_convs.py punctum/assets/en-tiny     # rewrite a bundled artifact
+
+ONNX Runtime's dynamic int8 quantization turns every Conv into DynamicQuantizeLinear +
+ConvInteger + rescaling. For the CNN-BiLSTM's three 100-channel convolutions this costs 15% of
+a forward pass on this CPU while they hold 0.2 of the model's 7.4M parameters: ConvInteger has
+no fast kernel, fp32 Conv does (docs/BENCHMARKS.md, restore speed). New exports therefore leave
+Conv in fp32 (`QUANTIZED_OP_TYPES`); `float_convs` rewrites an artifact that was quantized
+before, using its own int8 weights, so no training checkpoint is needed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+# Op types that `quantize_dynamic` quantizes in punctum's exports: its defaults but Conv.
+QUANTIZED_OP_TYPES = ("MatMul", "Attention", "LSTM", "Gather", "Transpose",
+                      "EmbedLayerNormalization")
+
+_CONV_ATTRIBUTES = ("dilations", "group", "kernel_shape", "pads", "strides", "auto_pad")
+
+
+def float_convs(model: onnx.ModelProto) -> int:
+    """Replace each dynamically quantized convolution by an fp32 Conv, in place.
+
+    The pattern is the one `quantize_dynamic` writes: x -> DynamicQuantizeLinear ->
+    ConvInteger(w_int8) -> Cast -> Mul(x_scale * w_scale). The Conv gets the dequantized
+    weight (w_int8 - zero_point) * scale (per tensor or per output channel); the rest of the
+    graph (the bias Add that follows) is unchanged.
+
+    Returns:
+        the number of convolutions rewritten.
+    """
+    graph = model.graph
+    producer = {out: node for node in graph.node for out in node.output}
+    consumers = Counter(name for node in graph.node for name in node.input)
+    inits = {init.name: init for init in graph.initializer}
+    removed, rewritten = set(), 0
+    for conv in [n for n in graph.node if n.op_type == "ConvInteger"]:
+        found = _match(conv, graph, producer)
+        if found is None:
+            continue
+        quantize, cast, rescale = found
+        weight = _dequantized_weight(conv, inits)
+        name = conv.name or conv.output[0]
+        graph.initializer.append(numpy_helper.from_array(weight, f"{name}_float_weight"))
+        attributes = {a.name: helper.get_attribute_value(a) for a in conv.attribute
+                      if a.name in _CONV_ATTRIBUTES}
+        float_conv = helper.make_node("Conv", [quantize.input[0], f"{name}_float_weight"],
+                                      [rescale.output[0]], name=f"{name}_float", **attributes)
+        graph.node.insert(list(graph.node).index(rescale), float_conv)
+        removed.update(id(n) for n in (conv, cast, rescale))
+        scale_mul = producer.get(rescale.input[1])
+        if scale_mul is not None and consumers[scale_mul.output[0]] == 1:
+            removed.add(id(scale_mul))
+        if all(consumers[out] <= 1 for out in quantize.output):
+            removed.add(id(quantize))
+        rewritten += 1
+    kept = [n for n in graph.node if id(n) not in removed]
+    del graph.node[:]
+    graph.node.extend(kept)
+    _drop_unused_initializers(graph)
+    return rewritten
+
+
+def _match(conv, graph, producer):
+    """(DynamicQuantizeLinear, Cast, Mul) around a ConvInteger, or None for another shape."""
+    quantize = producer.get(conv.input[0])
+    if quantize is None or quantize.op_type != "DynamicQuantizeLinear":
+        return None
+    cast = next((n for n in graph.node if n.op_type == "Cast" and conv.output[0] in n.input),
+                None)
+    if cast is None:
+        return None
+    rescale = next((n for n in graph.node if n.op_type == "Mul" and cast.output[0] in n.input),
+                   None)
+    return None if rescale is None else (quantize, cast, rescale)
+
+
+def _dequantized_weight(conv, inits) -> np.ndarray:
+    """(C_out, C_in, k) float32 weight of a ConvInteger: (w - zero_point) * scale."""
+    weight = numpy_helper.to_array(inits[conv.input[1]]).astype(np.float32)
+    zero_name = conv.input[3] if len(conv.input) > 3 else ""
+    zero = numpy_helper.to_array(inits[zero_name]).astype(np.float32) if zero_name else 0.0
+    scale_name = conv.input[1].removesuffix("_quantized") + "_scale"
+    if scale_name not in inits:
+        raise ValueError(f"no scale initializer {scale_name!r} for {conv.input[1]!r}")
+    scale = numpy_helper.to_array(inits[scale_name]).astype(np.float32)
+    shape = (-1,) + (1,) * (weight.ndim - 1)
+    zero = np.reshape(zero, shape) if np.ndim(zero) else zero
+    return ((weight - zero) * (np.reshape(scale, shape) if np.ndim(scale) else scale)).astype(
+        np.float32)
+
+
+def _drop_unused_initializers(graph) -> None:
+    used = {name for node in graph.node for name in node.input}
+    used.update(out.name for out in graph.output)
+    kept = [init for init in graph.initializer if init.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
