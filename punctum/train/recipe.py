@@ -74,7 +74,10 @@ class TrainConfig:
         dtype: "fp32" or "bf16" (autocast; norms, softmax and loss stay fp32).
         threads: torch CPU threads (0 = torch's default).
         init_from: a checkpoint whose model weights start this run (fine-tuning; punctuation
-            adaptation of a speech model). Its run folder's tokenizer is reused.
+            adaptation of a speech model); its run folder's tokenizer is reused. Or an
+            artifact, a bundled name ("en-tiny") or a folder: its weights.safetensors, else
+            the weights read back from its model.onnx (`punctum.train.recover`), and its
+            tokenizer.
     """
 
     steps: int = 1000

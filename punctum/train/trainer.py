@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from punctum import artifact as artifacts
 from punctum import metrics
 from punctum.models import build_model
 from punctum.models.losses import distill_loss
@@ -31,7 +32,7 @@ from punctum.models.transformer_tagger import TransformerTagger
 from punctum.pauses import N_BUCKETS, bucketize
 from punctum.text import CASES, LOWER, NULL, get_inventory
 from punctum.tokenizer import SubwordTokenizer, train_bpe
-from punctum.train import checkpoint
+from punctum.train import checkpoint, recover
 from punctum.train.batching import Batch, WindowSampler, iter_batches, sequential_windows
 from punctum.train.data import EncodedCorpus, encode_source, iter_source, read_dev
 from punctum.train.distill import Teacher
@@ -101,7 +102,7 @@ def prepare_tokenizer(recipe: Recipe, out: Path, dist: Distributed) -> SubwordTo
     config = recipe.tokenizer
     path = out / TOKENIZER_NAME
     if recipe.train.init_from and dist.main and not path.exists():
-        source = Path(recipe.train.init_from).parent / TOKENIZER_NAME
+        source = _init_tokenizer(recipe.train.init_from)
         if not source.exists():
             raise FileNotFoundError(f"train.init_from: {source}: no tokenizer beside the "
                                     f"checkpoint")
@@ -399,11 +400,29 @@ def make_task(recipe: Recipe, out: Path, dist: Distributed, device: str):
     return TaggingTask(recipe, out, dist, device)
 
 
+def _init_tokenizer(init_from: str) -> Path:
+    """The tokenizer file the init_from weights belong to: the artifact's, or the one beside
+    the checkpoint in its run folder."""
+    if recover.is_artifact(init_from):
+        folder = recover.artifact_folder(init_from)
+        return folder / artifacts.read_artifact(folder).meta["tokenizer"]["file"]
+    return Path(init_from).parent / TOKENIZER_NAME
+
+
+def _initial_state(path: str) -> dict:
+    """The model weights of a checkpoint, or of an artifact (a bundled name or a folder:
+    `punctum.train.recover`)."""
+    if recover.is_artifact(path):
+        return recover.recover_state_dict(recover.artifact_folder(path))[2]
+    return checkpoint.load_checkpoint(path)["model"]
+
+
 def _load_initial_weights(model: torch.nn.Module, path: str) -> None:
-    """Start from a checkpoint's weights; a different architecture is a one-line error."""
-    saved = checkpoint.load_checkpoint(path)
+    """Start from a checkpoint's or an artifact's weights; a different architecture is a
+    one-line error."""
+    state = _initial_state(path)
     try:
-        result = model.load_state_dict(saved["model"], strict=False)
+        result = model.load_state_dict(state, strict=False)
     except RuntimeError as error:
         first = str(error).strip().splitlines()[0]
         raise ValueError(f"train.init_from: {path} does not fit this recipe's model "
