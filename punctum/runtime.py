@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 # Padded subwords per ONNX Runtime call at most (8 windows of 200, 4 of 400, start and end
 # tokens included): bounds the runtime's working memory whatever the window size
-# (docs/BENCHMARKS.md, restore memory); 4 windows per call is also the BiLSTM's fastest batch.
+# (docs/BENCHMARKS.md, restore memory).
 BATCH_SUBWORDS = 1616
 # Characters from which a line is restored through `Stream` in parts (bounded memory).
 LONG_LINE = 200_000

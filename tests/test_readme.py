@@ -30,3 +30,29 @@ def test_readme_restore_outputs_are_the_real_ones(capsys):
     for text, flags, shown in SHELL_EXAMPLES:
         assert main(["restore", *flags.split(), text]) == 0
         assert capsys.readouterr().out == shown + "\n", (text, flags)
+
+
+TRAIN_RECIPES = [block for block in re.findall(r"```toml\n(.*?)```",
+                                               README.read_text(encoding="utf-8"), re.S)
+                 if "[train]" in block]
+
+
+@pytest.mark.parametrize("block", TRAIN_RECIPES,
+                         ids=[f"recipe{i}" for i in range(len(TRAIN_RECIPES))])
+def test_readme_recipes_are_valid(block, tmp_path):
+    """Recipe examples parse into Recipe dataclasses once their data files exist."""
+    import tomllib
+
+    pytest.importorskip("torch")
+    from punctum.train.recipe import parse_recipe
+    from punctum.train.recover import is_artifact
+
+    raw = tomllib.loads(block)
+    data = raw.get("data", {})
+    for path in [data.get("dev")] + [s["path"] for s in data.get("sources", [])]:
+        if path:
+            (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / path).write_text("Hello, world.\n", encoding="utf-8")
+    recipe = parse_recipe(raw, tmp_path)
+    if recipe.train.init_from:
+        assert is_artifact(recipe.train.init_from)
