@@ -144,10 +144,11 @@ class SubwordTokenizer:
             for token, word in zip(piece.ids, piece.word_ids):
                 if word is not None:
                     found[chunk[word]].append(token)
-        if len(self._cache) + len(found) > CACHE_WORDS:
-            self._cache = {}
         fresh = {word: tuple(ids) for word, ids in found.items()}
-        self._cache.update(fresh)
+        if len(self._cache) + len(fresh) > CACHE_WORDS:
+            self._cache = {}
+        if len(fresh) <= CACHE_WORDS:
+            self._cache.update(fresh)
         return fresh
 
     def _join(self, words: Sequence[str], known: dict[str, tuple[int, ...]]) -> Encoding:

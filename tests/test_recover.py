@@ -106,10 +106,13 @@ def test_ensembles_and_other_files_are_refused(tmp_path, tiny_artifact):
     folder = tmp_path / "tagger"
     shutil.copytree(tiny_artifact, folder)
     meta = json.loads((folder / "punctum.json").read_text())
-    meta["kind"] = "transformer_tagger"
-    (folder / "punctum.json").write_text(json.dumps(meta))
-    with pytest.raises(ValueError, match="weights.safetensors"):
-        recover_state_dict(folder)
+    for change in ({"kind": "transformer_tagger"},
+                   {"model_config": {**meta["model_config"], "head_hidden": 8}},
+                   {"model_config": {**meta["model_config"], "pause_buckets": 4}},
+                   {"model": {**meta["model"], "precision": "int8 (per channel)"}}):
+        (folder / "punctum.json").write_text(json.dumps({**meta, **change}))
+        with pytest.raises(ValueError, match="weights.safetensors"):
+            recover_state_dict(folder)
 
 
 def test_init_from_an_artifact_takes_its_tokenizer_and_weights(tiny_corpus, tiny_artifact,

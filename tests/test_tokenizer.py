@@ -64,13 +64,24 @@ def _plain(tokenizer: SubwordTokenizer, batch):
     return [tokenizer._to_encoding(e, len(w)) for e, w in zip(encoded, batch)]
 
 
+def _wordpiece(folder):
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "hello", "world", "##s", "do", "##n", "'",
+             "t", "u", ".", "s", "3", "5", "a"]
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    return SubwordTokenizer.load(folder).tokenizer
+
+
+@pytest.mark.parametrize("kind", ["bpe", "wordpiece"])
 @pytest.mark.parametrize("which", ["first", "last"])
-def test_word_cache_equals_whole_list_encoding(bpe, which, monkeypatch):
+def test_word_cache_equals_whole_list_encoding(bpe, kind, which, monkeypatch, tmp_path):
+    """Against the library's encoding of whole lists, also for WordPiece, which cuts one
+    word into several pieces at apostrophes and periods ("don't", "u.s")."""
     import punctum.tokenizer as tokenizer_module
 
     monkeypatch.setattr(tokenizer_module, "CHUNK_WORDS", 7)  # several pieces per list
     monkeypatch.setattr(tokenizer_module, "CACHE_WORDS", 20)  # the cache is cleared too
-    tokenizer = SubwordTokenizer(bpe.tokenizer, which)
+    library = bpe.tokenizer if kind == "bpe" else _wordpiece(tmp_path)
+    tokenizer = SubwordTokenizer(library, which)
     assert tokenizer.chunkable
     rng = np.random.default_rng(0)
     vocabulary = ["hello", "world", "don't", "u.s", "3.5", "zzqx", "a", "ü", "\u200b", "日本"]

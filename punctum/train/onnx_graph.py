@@ -12,8 +12,6 @@ before, using its own int8 weights, so no training checkpoint is needed.
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
@@ -38,7 +36,6 @@ def float_convs(model: onnx.ModelProto) -> int:
     """
     graph = model.graph
     producer = {out: node for node in graph.node for out in node.output}
-    consumers = Counter(name for node in graph.node for name in node.input)
     inits = {init.name: init for init in graph.initializer}
     removed, rewritten = set(), 0
     for conv in [n for n in graph.node if n.op_type == "ConvInteger"]:
@@ -55,15 +52,11 @@ def float_convs(model: onnx.ModelProto) -> int:
                                       [rescale.output[0]], name=f"{name}_float", **attributes)
         graph.node.insert(list(graph.node).index(rescale), float_conv)
         removed.update(id(n) for n in (conv, cast, rescale))
-        scale_mul = producer.get(rescale.input[1])
-        if scale_mul is not None and consumers[scale_mul.output[0]] == 1:
-            removed.add(id(scale_mul))
-        if all(consumers[out] <= 1 for out in quantize.output):
-            removed.add(id(quantize))
         rewritten += 1
     kept = [n for n in graph.node if id(n) not in removed]
     del graph.node[:]
     graph.node.extend(kept)
+    _drop_dead_nodes(graph)  # the quantizers and scale products nothing reads any more
     _drop_unused_initializers(graph)
     return rewritten
 
@@ -95,6 +88,19 @@ def _dequantized_weight(conv, inits) -> np.ndarray:
     zero = np.reshape(zero, shape) if np.ndim(zero) else zero
     return ((weight - zero) * (np.reshape(scale, shape) if np.ndim(scale) else scale)).astype(
         np.float32)
+
+
+def _drop_dead_nodes(graph) -> None:
+    """Remove nodes none of whose outputs reaches a graph output (walked from the end, so
+    chains of dead nodes go too)."""
+    needed = {out.name for out in graph.output}
+    kept = []
+    for node in reversed(list(graph.node)):
+        if any(name in needed for name in node.output):
+            kept.append(node)
+            needed.update(name for name in node.input if name)
+    del graph.node[:]
+    graph.node.extend(reversed(kept))
 
 
 def _drop_unused_initializers(graph) -> None:

@@ -52,13 +52,36 @@ def recover_state_dict(folder: str | Path) -> tuple[str, dict, dict[str, torch.T
         from safetensors.torch import load_file
 
         return meta["kind"], meta["model_config"], load_file(str(artifact.path / meta["weights"]))
-    if meta["kind"] != "cnn_bilstm" or meta["model_config"].get("pause_buckets", 0):
-        raise ValueError(f"{artifact.path}: weights can be read back from model.onnx for "
-                         f"text-only cnn_bilstm artifacts (this one: {meta['kind']!r}, "
-                         f"pauses {bool(meta.get('pauses'))}); export it with "
-                         f"weights.safetensors")
+    unreadable = _unreadable(meta)
+    if unreadable:
+        raise ValueError(f"{artifact.path}: weights cannot be read back from model.onnx "
+                         f"({unreadable}); export it with weights.safetensors "
+                         f"(punctum export --with-weights)")
     return meta["kind"], meta["model_config"], _cnn_bilstm_from_onnx(artifact.model_file,
                                                                      meta["model_config"])
+
+
+def _unreadable(meta: dict) -> str:
+    """Why `_cnn_bilstm_from_onnx` cannot read this artifact's graph ("" when it can)."""
+    config = meta["model_config"]
+    if meta["kind"] != "cnn_bilstm":
+        return f"a {meta['kind']} model"
+    if config.get("pause_buckets", 0):
+        return "a pause-aware model"
+    if config.get("head_hidden", 0) or config.get("embed_dim") != config.get("conv_channels"):
+        return "hidden head layers or an embedding projection"
+    if "per channel" in str(meta["model"].get("precision", "")):
+        return "per-channel int8 scales"
+    return ""
+
+
+def _node(graph, op_types: tuple[str, ...], where: str, matches) -> object:
+    """The first node of one of `op_types` for which matches(node); ValueError if none."""
+    for node in graph.node:
+        if node.op_type in op_types and matches(node):
+            return node
+    raise ValueError(f"model.onnx: no {'/'.join(op_types)} node for {where}: not a graph "
+                     f"that punctum export wrote")
 
 
 def _cnn_bilstm_from_onnx(model_file: Path, config: dict) -> dict[str, torch.Tensor]:
@@ -111,21 +134,21 @@ def _dequantize(q: np.ndarray, scale: np.ndarray, zero: np.ndarray) -> np.ndarra
 
 def _embedding(graph, tensors) -> np.ndarray:
     """(vocab, embed_dim): the table the first Gather on "ids" reads."""
-    gather = next(n for n in graph.node if n.op_type == "Gather" and n.input[1] == "ids")
+    gather = _node(graph, ("Gather",), "the embedding", lambda n: n.input[1] == "ids")
     return tensors[gather.input[0].removesuffix("_quantized")]
 
 
 def _conv_weight(graph, tensors, prefix: str) -> np.ndarray:
     """(C_out, C_in, k) weight of the Conv (or ConvInteger) inside /{prefix}/."""
-    node = next(n for n in graph.node if n.op_type in ("Conv", "ConvInteger")
-                and f"/{prefix}/" in (n.name + n.output[0]))
+    node = _node(graph, ("Conv", "ConvInteger"), prefix,
+                 lambda n: f"/{prefix}/" in (n.name + n.output[0]))
     return tensors[node.input[1].removesuffix("_quantized")]
 
 
 def _head_weight(graph, tensors, head: str) -> np.ndarray:
     """(n_labels, in) weight of a head, stored transposed for MatMul in the graph."""
-    node = next(n for n in graph.node if n.op_type in ("MatMul", "MatMulInteger")
-                and f"/{head}/" in (n.name + n.output[0]))
+    node = _node(graph, ("MatMul", "MatMulInteger"), head,
+                 lambda n: f"/{head}/" in (n.name + n.output[0]))
     return tensors[node.input[1].removesuffix("_quantized")].T
 
 
