@@ -1,10 +1,10 @@
 """Artifact folders: find one by name or path and read its punctum.json (no torch).
 
 An artifact folder holds punctum.json (format version, kind, label inventory, tokenizer and
-window settings, training record, scores), model.onnx, tokenizer.json, lexicon.json and
-optionally weights.safetensors. Bundled artifacts live in punctum/assets/<name>/. An
-ensemble folder (kind "ensemble", `punctum.ensemble`) holds only punctum.json, naming its
-member models.
+window settings, training record, scores), model.onnx, tokenizer.json, lexicon.json,
+optionally capitalised.json and weights.safetensors. Bundled artifacts live in
+punctum/assets/<name>/. An ensemble folder (kind "ensemble", `punctum.ensemble`) holds only
+punctum.json, naming its member models.
 """
 
 from __future__ import annotations
@@ -14,12 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from punctum.fileio import atomic_writer
-from punctum.text import CASES, Inventory
+from punctum.text import CAPITALISED_MIN_COUNT, CAPITALISED_MIN_SHARE, CASES, Inventory
 
 ARTIFACT_FILE = "punctum.json"
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 LEXICON_FILE = "lexicon.json"
+# Optional: lowercase words written Capitalised wherever they stand (`text.build_capitalised`);
+# the runtime writes them CAP where the model says LOWER.
+CAPITALISED_FILE = "capitalised.json"
 WEIGHTS_FILE = "weights.safetensors"
 FORMAT_VERSION = 1
 ASSETS = Path(__file__).parent / "assets"
@@ -39,12 +42,14 @@ class Artifact:
         meta: punctum.json as a dict.
         inventory: the label inventory the model predicts.
         lexicon: lowercase word -> MIX-case form.
+        capitalised: lowercase words written Capitalised wherever they stand (names).
     """
 
     path: Path
     meta: dict
     inventory: Inventory
     lexicon: dict
+    capitalised: frozenset = frozenset()
 
     @property
     def name(self) -> str:
@@ -145,7 +150,26 @@ def read_artifact(path: str | Path) -> Artifact:
             raise FileNotFoundError(f"{file}: missing from the model folder")
     lexicon_file = path / LEXICON_FILE
     lexicon = _read_json(lexicon_file) if lexicon_file.exists() else {}
-    return Artifact(path, meta, inventory, lexicon)
+    return Artifact(path, meta, inventory, lexicon, _read_capitalised(path / CAPITALISED_FILE))
+
+
+def write_capitalised(path: str | Path, words: list[str], settings: dict) -> None:
+    """Write a folder's capitalised.json: the words and how they were chosen."""
+    record = {"words": sorted(words), "min_count": CAPITALISED_MIN_COUNT,
+              "min_share": CAPITALISED_MIN_SHARE, **settings}
+    with atomic_writer(Path(path) / CAPITALISED_FILE) as handle:
+        handle.write(json.dumps(record, indent=0, ensure_ascii=False))
+
+
+def _read_capitalised(file: Path) -> frozenset:
+    """The words of capitalised.json ({"words": [...], how they were chosen}), or none
+    without the file."""
+    if not file.exists():
+        return frozenset()
+    words = _read_json(file).get("words")
+    if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+        raise ValueError(f"{file}: \"words\" must be a list of strings")
+    return frozenset(words)
 
 
 def update_meta(path: str | Path, changes: dict) -> dict:

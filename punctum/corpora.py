@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import io
 import xml.etree.ElementTree as ElementTree
 import zlib
@@ -214,3 +215,26 @@ def iter_xml_segments(path: str | Path) -> Iterator[str]:
         raise ValueError(f"{path}: malformed XML ({error})") from None
     for segment in root.iter("seg"):
         yield " ".join("".join(segment.itertext()).split())
+
+
+def is_validation(line_number: int, path: str, fraction: float) -> bool:
+    """Whether a corpus line is held out for validation: `punctum train`'s split by document
+    (a hash of the path and line number, so it never changes)."""
+    digest = hashlib.md5(f"{path}:{line_number}".encode()).digest()
+    return int.from_bytes(digest[:4], "little") / 2**32 < fraction
+
+
+def head_texts(sources: list[dict], documents: int, val_fraction: float = 0.0) -> list[str]:
+    """The first `documents` lines of each text source of a recipe's [[data.sources]] (as
+    recorded in a checkpoint or punctum.json), without the lines its validation split holds
+    out; missing files and other formats are skipped. Used to learn casing lexicons."""
+    texts: list[str] = []
+    for source in sources:
+        if source.get("format", "text") != "text" or not Path(source["path"]).exists():
+            continue
+        for number, line in enumerate(iter_lines(source["path"])):
+            if number >= documents:
+                break
+            if not is_validation(number, source["path"], val_fraction):
+                texts.append(line)
+    return texts

@@ -9,10 +9,11 @@ An ensemble folder holds only a punctum.json of kind "ensemble":
 Each member (a bundled model name, or a folder relative to the ensemble's) predicts with its
 own tokenizer and windows; the ensemble averages their per-word mark and case
 probabilities and decides with its own biases (`punctum calibrate` fits them, as for any
-model). Models that err differently gain from it: on dev2012 the mean of en-accurate (a
-MiniLM tagger) and en-tiny (a CNN-BiLSTM) beats either alone (docs/BENCHMARKS.md), at the
-cost of running both. `punctum ensemble MEMBER MEMBER ... --out DIR` writes such a folder;
-`Punctuator.load(DIR)` returns an `EnsemblePunctuator`.
+model) and the union of the members' capitalised words. Models that err differently gain
+from it: on dev2012 the mean of en-accurate (a MiniLM tagger) and en-tiny (a CNN-BiLSTM)
+beats either alone (docs/BENCHMARKS.md), at the cost of running both. `punctum ensemble
+MEMBER MEMBER ... --out DIR` writes such a folder; `Punctuator.load(DIR)` returns an
+`EnsemblePunctuator`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import numpy as np
 from punctum import artifact as artifacts
 from punctum import calibration
 from punctum.fileio import atomic_writer
-from punctum.runtime import Prediction, Punctuator, _post_bias
+from punctum.runtime import Prediction, Punctuator, _post_bias, decide_case
 from punctum.windows import WindowConfig
 
 KIND = artifacts.ENSEMBLE_KIND
@@ -65,6 +66,7 @@ class EnsemblePunctuator(Punctuator):
                                  f"{self.post_labels} / {self.case_labels}")
         self.windows = max((m.windows for m in self.members), key=lambda w: w.size)
         self.post_bias = _post_bias(artifact, self.post_labels, post_bias)
+        self.capitalised = frozenset().union(*(m.capitalised for m in self.members))
 
     @property
     def pause_aware(self) -> bool:
@@ -90,7 +92,7 @@ class EnsemblePunctuator(Punctuator):
         case_probs = np.mean([p.case_probs for p in predictions], axis=0, dtype=np.float32)
         post = tuple(self.post_labels[i] for i in calibration.decide(post_probs,
                                                                      self.post_bias))
-        case = tuple(self.case_labels[i] for i in case_probs.argmax(-1))
+        case = decide_case(words, case_probs, self.case_labels, self.capitalised)
         return Prediction(tuple(words), post, case, post_probs, case_probs,
                           self.post_labels, self.case_labels)
 

@@ -7,7 +7,8 @@
 
 Text -> `text.parse` (existing marks and case normalised away unless kept) -> words ->
 subwords -> double-overlap windows (`windows.py`) -> ONNX model -> per-word probabilities ->
-labels (argmax, moved by the artifact's decision biases: `calibration.py`) -> `text.render`.
+labels (argmax, moved by the artifact's decision biases: `calibration.py`; names of its
+capitalised.json never LOWER) -> `text.render`.
 The output's words are always the input's words, in order.
 """
 
@@ -25,7 +26,7 @@ import numpy as np
 from punctum import artifact as artifacts
 from punctum import calibration
 from punctum.pauses import bucketize
-from punctum.text import LOWER, MIX, NULL, Labelled, parse, render, written_cases
+from punctum.text import CAP, LOWER, MIX, NULL, Labelled, parse, render, written_cases
 from punctum.tokenizer import SubwordTokenizer
 from punctum.windows import WindowConfig, plan_word_windows, stitch
 
@@ -200,6 +201,7 @@ class Punctuator:
         pauses = artifact.meta.get("pauses") or {}
         self.pause_edges = tuple(pauses["edges"]) if pauses.get("edges") else None
         self.post_bias = _post_bias(artifact, self.post_labels, post_bias)
+        self.capitalised = artifact.capitalised if CAP in self.case_labels else frozenset()
 
     @property
     def pause_aware(self) -> bool:
@@ -320,7 +322,7 @@ class Punctuator:
             case_probs[has] = case_sub[encoding.label_positions[has]]
         post = tuple(self.post_labels[i] for i in calibration.decide(post_probs,
                                                                      self.post_bias))
-        case = tuple(self.case_labels[i] for i in case_probs.argmax(-1))
+        case = decide_case(words, case_probs, self.case_labels, self.capitalised)
         return Prediction(tuple(words), post, case, post_probs, case_probs, self.post_labels,
                           self.case_labels)
 
@@ -409,6 +411,21 @@ class Punctuator:
         part = stream.flush_detailed()
         if part is not None:
             yield part
+
+
+def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Sequence[str],
+                capitalised: frozenset = frozenset()) -> tuple[str, ...]:
+    """Each word's case: the most probable label, except that a word of `capitalised`
+    (names the training text always writes Capitalised, capitalised.json) is never LOWER.
+
+    Args:
+        words: (n,) normalised words.
+        case_probs: (n, n_case) float probabilities over case_labels.
+    """
+    case = [case_labels[i] for i in case_probs.argmax(-1)]
+    if capitalised:
+        case = [CAP if c == LOWER and w in capitalised else c for w, c in zip(words, case)]
+    return tuple(case)
 
 
 def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOptions) -> Labelled:

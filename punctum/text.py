@@ -624,3 +624,37 @@ def build_casing_lexicon(
         if n >= min_count and best not in CASES:
             lexicon[word] = best
     return lexicon
+
+
+# build_capitalised defaults: chosen before measuring, then checked on LibriSpeech-PC text
+# (docs/BENCHMARKS.md, "Names: capitalised.json").
+CAPITALISED_MIN_COUNT = 5
+CAPITALISED_MIN_SHARE = 0.95
+
+
+def build_capitalised(
+    texts: Iterable[str],
+    language: str | Inventory = "en",
+    min_count: int = CAPITALISED_MIN_COUNT,
+    min_share: float = CAPITALISED_MIN_SHARE,
+) -> list[str]:
+    """Learn the words that are written Capitalised wherever they stand (names: Aaron, Accra).
+
+    Only occurrences inside a sentence count (not a text's first word, not after a
+    sentence-final mark or a pre-mark), so sentence starts do not make common words look
+    like names.
+
+    Returns:
+        sorted lowercase words seen at least `min_count` times inside sentences, at least
+        `min_share` of them written CAP.
+    """
+    inv = get_inventory(language)
+    counts: dict[str, Counter] = {}
+    for text in texts:
+        labelled = parse(text, inv)
+        for i, (word, case) in enumerate(zip(labelled.words, labelled.case)):
+            if i == 0 or labelled.post[i - 1] in inv.sentence_final or labelled.pre[i] != NULL:
+                continue
+            counts.setdefault(word, Counter())[case] += 1
+    return sorted(word for word, c in counts.items()
+                  if c.total() >= min_count and c[CAP] >= min_share * c.total())

@@ -238,6 +238,35 @@ def test_export_records_parity_and_settings(tiny_artifact):
     assert meta["windows"] == {"size": 24, "left": 6, "right": 4, "max_subwords": 64,
                                "strategy": "double_overlap"}
     assert json.loads((tiny_artifact / "lexicon.json").read_text()).get("iphone") == "iPhone"
+    capitalised = json.loads((tiny_artifact / "capitalised.json").read_text())
+    assert capitalised["min_count"] == 5 and capitalised["validation_documents_skipped"] > 0
+    assert all(isinstance(w, str) and w == w.lower() for w in capitalised["words"])
+
+
+def test_capitalised_words_are_never_lower(tiny_artifact, tmp_path):
+    from punctum.runtime import decide_case
+
+    probs = np.array([[0.9, 0.1, 0, 0], [0.2, 0.1, 0.7, 0], [0.6, 0.4, 0, 0]], np.float32)
+    labels = ("LOWER", "CAP", "UPPER", "MIX")
+    words = ("zurich", "nasa", "the")
+    assert decide_case(words, probs, labels) == ("LOWER", "UPPER", "LOWER")
+    assert decide_case(words, probs, labels, frozenset({"zurich", "nasa"})) == \
+        ("CAP", "UPPER", "LOWER")  # only LOWER is raised; UPPER stays
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_artifact, folder)
+    words = "we flew over qqzx and then we flew home".split()
+    plain = Punctuator.load(folder).predict(words)
+    assert any(c == "LOWER" for w, c in zip(words, plain.case) if w in ("flew", "home"))
+    (folder / "capitalised.json").write_text(json.dumps({"words": ["qqzx", "flew", "home"]}))
+    named = Punctuator.load(folder)
+    assert named.predict(words).case == tuple(
+        "CAP" if c == "LOWER" and w in ("qqzx", "flew", "home") else c
+        for w, c in zip(words, plain.case))
+    restored = named.restore(" ".join(words)).split()
+    assert [w for w in restored if w.strip(".,?!").lower() == "home"][0][0] == "H"
+    (folder / "capitalised.json").write_text(json.dumps({"words": "qqzx"}))
+    with pytest.raises(ValueError, match="capitalised.json"):
+        Punctuator.load(folder)
 
 
 def test_package_level_api(tiny_artifact):

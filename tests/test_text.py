@@ -116,6 +116,19 @@ def test_mix_case_round_trip_and_lexicon():
     assert render(stripped, lexicon=lexicon) == "My iPhone."
 
 
+def test_capitalised_words_count_only_inside_sentences():
+    from punctum.text import build_capitalised
+
+    texts = ["We met Aaron. Aaron left, and Aaron came back.",  # 2 CAP inside, 1 at a start
+             "Ask Aaron or aaron.",                              # 1 CAP, 1 LOWER inside
+             "Then Zurich and Zurich, in Zurich. Well, well."]   # "Well" only at a start
+    # inside sentences: aaron 3 CAP of 4, zurich 3 of 3, well 0 of 1
+    assert build_capitalised(texts, min_count=3, min_share=0.75) == ["aaron", "zurich"]
+    assert build_capitalised(texts, min_count=3, min_share=0.8) == ["zurich"]
+    assert build_capitalised(texts, min_count=4, min_share=0.75) == ["aaron"]
+    assert build_capitalised([]) == [] and build_capitalised([""]) == []
+
+
 def test_sentence_case_and_spans():
     labelled = Labelled(("so", "what", "i", "think"), ("COMMA", "QUESTION", NULL, "PERIOD"),
                         (LOWER, LOWER, CAP, LOWER))

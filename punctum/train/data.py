@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from punctum.corpora import iter_documents, read_che
+from punctum.corpora import is_validation, iter_documents, read_che
 from punctum.fileio import atomic_writer
 from punctum.pauses import PauseNoise
 from punctum.text import CASES, Inventory, Labelled, get_inventory, parse
@@ -214,11 +214,6 @@ def _concatenate(parts: list[dict[str, np.ndarray]]) -> EncodedCorpus:
     return EncodedCorpus(**columns, doc_offsets=offsets)
 
 
-def _is_validation(line_number: int, path: str, fraction: float) -> bool:
-    digest = hashlib.md5(f"{path}:{line_number}".encode()).digest()
-    return int.from_bytes(digest[:4], "little") / 2**32 < fraction
-
-
 def iter_source(source: SourceConfig, config: DataConfig, split: str) -> Iterator[Labelled]:
     """Documents of one source for the 'train' or 'val' split (split by document)."""
     if source.format == "che":
@@ -233,7 +228,7 @@ def iter_source(source: SourceConfig, config: DataConfig, split: str) -> Iterato
     for number, document in enumerate(iter_documents(source.path, config.language)):
         if config.max_documents and number >= config.max_documents:
             return
-        if _is_validation(number, source.path, config.val_fraction) != (split == "val"):
+        if is_validation(number, source.path, config.val_fraction) != (split == "val"):
             continue
         yield add_asr_noise(document, config.noise, rng) if split == "train" else document
 
@@ -248,7 +243,7 @@ def _iter_timed(source: SourceConfig, config: DataConfig, split: str):
     for number, (text, pauses) in enumerate(read_timed(source.path)):
         if config.max_documents and number >= config.max_documents:
             break
-        if _is_validation(number, source.path, config.val_fraction) != (split == "val"):
+        if is_validation(number, source.path, config.val_fraction) != (split == "val"):
             continue
         labelled = parse(text, inventory)
         if len(labelled) != len(pauses):

@@ -31,10 +31,12 @@ from punctum.artifact import (
     MODEL_FILE,
     TOKENIZER_FILE,
     WEIGHTS_FILE,
+    write_capitalised,
 )
+from punctum.corpora import head_texts
 from punctum.models import build_model
 from punctum.pauses import EDGES
-from punctum.text import CASES, Inventory, build_casing_lexicon
+from punctum.text import CASES, Inventory, build_capitalised, build_casing_lexicon
 from punctum.tokenizer import SubwordTokenizer
 from punctum.train.checkpoint import load_checkpoint
 
@@ -186,21 +188,9 @@ def label_agreement(model: torch.nn.Module, onnx_path: Path, batches) -> float:
     return same / max(total, 1)
 
 
-def _lexicon(saved: dict, documents: int) -> dict[str, str]:
+def _lexicon(texts: list[str], inventory: Inventory) -> dict[str, str]:
     """MIX-case forms learned from the first documents of the training sources."""
-    from punctum.corpora import iter_lines
-
-    if documents <= 0:
-        return {}
-    texts = []
-    for source in saved["recipe"]["data"]["sources"]:
-        if source.get("format", "text") != "text" or not Path(source["path"]).exists():
-            continue
-        for number, line in enumerate(iter_lines(source["path"])):
-            if number >= documents:
-                break
-            texts.append(line)
-    return build_casing_lexicon(texts, Inventory.from_dict(saved["inventory"]), min_count=3)
+    return build_casing_lexicon(texts, inventory, min_count=3) if texts else {}
 
 
 def _metadata(saved: dict, options: ExportOptions, agreement: float, n_words: int) -> dict:
@@ -266,8 +256,16 @@ def export_artifact(checkpoint: str | Path, out_dir: str | Path, tokenizer_path:
     if options.include_weights:
         _save_weights(model, out / WEIGHTS_FILE)
     tokenizer.save(out / TOKENIZER_FILE)
-    (out / LEXICON_FILE).write_text(json.dumps(_lexicon(saved, options.lexicon_documents),
-                                               indent=0, sort_keys=True, ensure_ascii=False))
+    data = saved["recipe"]["data"]
+    texts = (head_texts(data["sources"], options.lexicon_documents, data["val_fraction"])
+             if options.lexicon_documents > 0 else [])
+    inventory = Inventory.from_dict(saved["inventory"])
+    (out / LEXICON_FILE).write_text(json.dumps(_lexicon(texts, inventory), indent=0,
+                                               sort_keys=True, ensure_ascii=False))
+    if texts:
+        write_capitalised(out, build_capitalised(texts, inventory),
+                          {"documents_per_source": options.lexicon_documents,
+                           "validation_documents_skipped": data["val_fraction"]})
     n_words = sum(len(p) for _, _, ps in batches for p in ps)
     metadata = _metadata(saved, options, agreement, n_words)
     (out / ARTIFACT_FILE).write_text(json.dumps(metadata, indent=2, ensure_ascii=False))
