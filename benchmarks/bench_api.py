@@ -10,6 +10,8 @@
   (tokenization, windows and the model) and rendering.
 - paragraph: a 42-word paragraph, the length of the on-device paper's Table 5 example, restored
   with `Punctuator.restore`; median milliseconds over 50 runs after warm-up.
+- batch effect: the share of labels that change when test2011, cut into texts of 12 or 60
+  words, is predicted in one batch rather than text by text (see `batch_effect`).
 - million (--million): `punctum restore` on a generated file holding 1,000,000 words on one
   line (the hardest case: no line breaks to cut at), in a child process; its peak resident
   memory (ru_maxrss) and wall time. --million-json: the same with `--json` (one JSON object
@@ -78,6 +80,23 @@ def breakdown(punctuator: Punctuator, data: Path) -> dict:
     return {name: round(seconds, 3) for name, seconds in stages.items()}
 
 
+def batch_effect(punctuator: Punctuator, data: Path) -> dict:
+    """Share of labels (mark and case per word) that differ between predicting test2011's
+    words as texts of n words all in one `predict_batch` and each text alone: an int8
+    model's activations are quantized with one scale per ONNX batch, so near-ties can flip
+    with the company a text keeps."""
+    words = read_che(data / "test2011").labelled().words
+    out = {}
+    for n in (12, 60):
+        texts = [words[i:i + n] for i in range(0, len(words), n)]
+        together = punctuator.predict_batch(texts)
+        alone = [punctuator.predict(text) for text in texts]
+        changed = sum(a != b for x, y in zip(together, alone)
+                      for a, b in zip(x.post + x.case, y.post + y.case))
+        out[f"texts_of_{n}_words_percent"] = round(100 * changed / (2 * len(words)), 3)
+    return out
+
+
 def paragraph(punctuator: Punctuator) -> dict:
     assert len(PARAGRAPH.split()) == 42
     seconds = median_seconds(lambda: punctuator.restore(PARAGRAPH), 50)
@@ -126,7 +145,8 @@ def main() -> None:
     result = {"model": punctuator.artifact.name, "threads": args.threads,
               "bulk": bulk(punctuator, args.data, args.repeats),
               "breakdown_s": breakdown(punctuator, args.data),
-              "paragraph": paragraph(punctuator), "hardware": hardware(),
+              "paragraph": paragraph(punctuator),
+              "batch_effect": batch_effect(punctuator, args.data), "hardware": hardware(),
               "date": datetime.date.today().isoformat()}
     if args.million:
         result["million"] = million(args.model, args.threads)
