@@ -194,6 +194,9 @@ class Punctuator:
         self.case_labels = artifact.case_labels
         self.tokenizer = SubwordTokenizer.load(artifact.tokenizer_file, artifact.label_position)
         self.windows = windows or _window_config(artifact.meta["windows"])
+        # Windows per ONNX Runtime call at most, whatever batch_size asks ("per_call" in
+        # punctum.json's windows; None: no limit of the model's own). See _windows_per_call.
+        self.windows_per_call = _windows_per_call(artifact)
         self.session = _open_session(artifact.model_file, threads)
         self.parallel = threads or cpu_count()
         self._pool: tuple[ThreadPoolExecutor, object] | None = None
@@ -252,7 +255,7 @@ class Punctuator:
         jobs = [(t, k) for t, plan in enumerate(plans) for k in range(len(plan))]
         jobs.sort(key=lambda job: _window_length(plans[job[0]][job[1]]))
         chunks = _chunk_jobs(jobs, [_window_length(plans[t][k]) + 2 for t, k in jobs],
-                             batch_size)
+                             min(batch_size, self.windows_per_call or batch_size))
         results = self._run_chunks([[(encodings[t].ids, buckets[t], plans[t][k])
                                      for t, k in chunk] for chunk in chunks])
         outputs = {job: result for chunk, chunk_results in zip(chunks, results)
@@ -573,6 +576,20 @@ def cpu_count() -> int:
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
+
+
+def _windows_per_call(artifact: artifacts.Artifact) -> int | None:
+    """The artifact's own cap on windows per ONNX Runtime call. int8 models quantize their
+    activations with one scale per call, so a window's labels can depend on the windows it
+    shares a call with; Transformer exports set 1 (docs/BENCHMARKS.md, restore speed: this
+    is also faster for them on 2 cores), the BiLSTM keeps batches (4x faster per subword)."""
+    value = artifact.meta["windows"].get("per_call")
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{artifact.path / artifacts.ARTIFACT_FILE}: windows.per_call must be "
+                         f"a positive integer, got {value!r}")
+    return value
 
 
 def _window_config(settings: dict) -> WindowConfig:
