@@ -243,6 +243,36 @@ def test_export_records_parity_and_settings(tiny_artifact):
     assert all(isinstance(w, str) and w == w.lower() for w in capitalised["words"])
 
 
+def test_windows_per_call_caps_every_onnx_batch(tiny_artifact, tmp_path):
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_artifact, folder)
+    texts = [f"so what do you think {i} i think it is great and we should start" * 3
+             for i in range(6)]
+    sizes = []
+
+    def record(punctuator):
+        run = punctuator._run
+        punctuator._run = lambda windows, session: sizes.append(len(windows)) or run(
+            windows, session)
+        return punctuator
+
+    batched = record(Punctuator.load(folder)).restore_batch(texts)
+    assert max(sizes) > 1
+    meta = json.loads((folder / "punctum.json").read_text())
+    meta["windows"]["per_call"] = 1
+    (folder / "punctum.json").write_text(json.dumps(meta))
+    sizes.clear()
+    alone = record(Punctuator.load(folder)).restore_batch(texts,
+                                                           RestoreOptions(batch_size=64))
+    assert set(sizes) == {1} and len(alone) == len(batched)
+    assert alone == [Punctuator.load(folder).restore(t) for t in texts]
+    for bad in (0, "1", True):
+        meta["windows"]["per_call"] = bad
+        (folder / "punctum.json").write_text(json.dumps(meta))
+        with pytest.raises(ValueError, match="windows.per_call"):
+            Punctuator.load(folder)
+
+
 def test_capitalised_words_are_never_lower(tiny_artifact, tmp_path):
     from punctum.runtime import decide_case
 

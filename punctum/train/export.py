@@ -209,9 +209,7 @@ def _metadata(saved: dict, options: ExportOptions, agreement: float, n_words: in
         "pauses": {"edges": list(EDGES)} if pauses else None,
         "model_config": saved["model_config"],
         "weights": WEIGHTS_FILE if options.include_weights else None,
-        "windows": {"size": options.window_size, "left": options.window_left,
-                    "right": options.window_right, "strategy": "double_overlap",
-                    "max_subwords": recipe["data"]["max_subwords"]},
+        "windows": _windows(options, recipe, saved["kind"]),
         "training": {"recipe": recipe, "steps": saved["state"]["step"],
                      "seconds": saved["state"]["seconds"],
                      "best_dev_f1": saved["state"]["best_f1"]},
@@ -219,6 +217,17 @@ def _metadata(saved: dict, options: ExportOptions, agreement: float, n_words: in
         "scores": options.scores,
         "exported": datetime.date.today().isoformat(),
     }
+
+
+def _windows(options: ExportOptions, recipe: dict, kind: str) -> dict:
+    """punctum.json's window settings. A Transformer runs one window per ONNX Runtime call
+    ("per_call"): its int8 activation scales then never mix windows, and it is no slower."""
+    windows = {"size": options.window_size, "left": options.window_left,
+               "right": options.window_right, "strategy": "double_overlap",
+               "max_subwords": recipe["data"]["max_subwords"]}
+    if kind == "transformer_tagger":
+        windows["per_call"] = 1
+    return windows
 
 
 def _precision(options: ExportOptions) -> str:
