@@ -17,11 +17,10 @@ import argparse
 import datetime
 from pathlib import Path
 
-from common import SHARED_DATA, existing_data, hardware
+from common import SHARED_DATA, existing_data, hardware, restore_and_score
 
-from punctum.evaluation import join_texts, score
 from punctum.runtime import Punctuator
-from punctum.text import get_inventory, render
+from punctum.text import render
 from punctum.train.data import DataConfig, SourceConfig, iter_source
 
 SOURCES = ("ted_talks/ted_talks.txt.gz",
@@ -46,10 +45,7 @@ def held_out(path: Path, fraction: float, max_words: int) -> list[str]:
 
 def evaluate(model: str, refs: list[str], threads: int) -> tuple[float, float]:
     """(punctuation F1, casing F1) of `model` restoring the lowercased, mark-free refs."""
-    punctuator = Punctuator.load(model, threads=threads)
-    hyps = punctuator.restore_batch(refs)  # marks and case are normalised away first
-    evaluation = score(join_texts(refs), join_texts(hyps), get_inventory("en"))
-    return evaluation.punct.overall.f1, evaluation.case.overall.f1
+    return restore_and_score(Punctuator.load(model, threads=threads), refs)
 
 
 def main() -> None:

@@ -21,12 +21,10 @@ import gzip
 from itertools import groupby
 from pathlib import Path
 
-from common import SHARED_DATA, existing_data, hardware
+from common import SHARED_DATA, existing_data, hardware, restore_and_score
 
 from punctum.corpora import iter_tsv
-from punctum.evaluation import join_texts, score
 from punctum.runtime import Punctuator
-from punctum.text import get_inventory
 
 LIBRI = "librispeech_pc/librispeech_pc_test_clean_subset.tsv"
 LJSPEECH = "speech/ljspeech_metadata/metadata_minus_LJ002.csv.gz"
@@ -50,13 +48,6 @@ def ljspeech_documents(path: Path, max_words: int) -> list[str]:
         documents.append(text)
         words += len(text.split())
     return documents
-
-
-def evaluate(punctuator, refs: list[str]) -> tuple[float, float]:
-    """(punctuation F1, casing F1) of restoring the lowercased, mark-free refs."""
-    hyps = punctuator.restore_batch(refs)
-    evaluation = score(join_texts(refs), join_texts(hyps), get_inventory("en"))
-    return evaluation.punct.overall.f1, evaluation.case.overall.f1
 
 
 def main() -> None:
@@ -83,7 +74,7 @@ def main() -> None:
                 continue
             punctuator.capitalised = words or frozenset()
             cells = [f"{100 * p:.1f} / {100 * c:.1f}"
-                     for p, c in (evaluate(punctuator, texts) for texts in refs.values())]
+                     for p, c in (restore_and_score(punctuator, texts) for texts in refs.values())]
             print(f"| {label} | " + " | ".join(cells) + " |")
     print("\nEach cell: overall punctuation F1 / casing F1.")
 

@@ -30,3 +30,14 @@ def existing_data(path: Path | str, *needed: str) -> Path:
         if not missing.exists():
             sys.exit(f"error: {missing}: no such file or folder (pass --data)")
     return path
+
+
+def restore_and_score(punctuator, refs: list[str]) -> tuple[float, float]:
+    """(overall punctuation F1, casing F1) of a model restoring cased, punctuated texts
+    (`restore_batch` normalises their marks and case away first), scored against them."""
+    from punctum.evaluation import join_texts, score
+    from punctum.text import get_inventory
+
+    hyps = punctuator.restore_batch(refs)
+    evaluation = score(join_texts(refs), join_texts(hyps), get_inventory("en"))
+    return evaluation.punct.overall.f1, evaluation.case.overall.f1
