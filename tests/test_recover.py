@@ -133,3 +133,17 @@ def test_init_from_an_artifact_takes_its_tokenizer_and_weights(tiny_corpus, tiny
     tuned = load_checkpoint(tmp_path / "tuned" / "last.pt")["model"]
     for name, value in recover_state_dict(tiny_artifact)[2].items():
         torch.testing.assert_close(tuned[name], value, atol=1e-6, rtol=0, msg=name)
+
+
+def test_init_from_a_missing_model_is_one_clear_error(tiny_corpus, tmp_path):
+    import tomllib
+
+    from conftest import TINY_RECIPE
+
+    from punctum.train.recipe import parse_recipe
+    from punctum.train.trainer import train
+
+    raw = tomllib.loads(TINY_RECIPE)
+    raw["train"]["init_from"] = "no-such-model"
+    with pytest.raises(FileNotFoundError, match="no-such-model: not a checkpoint file.*en-tiny"):
+        train(parse_recipe(raw, tiny_corpus), tmp_path / "run", progress=False)

@@ -406,6 +406,10 @@ def _init_tokenizer(init_from: str) -> Path:
     if recover.is_artifact(init_from):
         folder = recover.artifact_folder(init_from)
         return folder / artifacts.read_artifact(folder).meta["tokenizer"]["file"]
+    if not Path(init_from).is_file():
+        raise FileNotFoundError(f"train.init_from: {init_from}: not a checkpoint file, a model "
+                                f"folder or a bundled model (bundled: "
+                                f"{', '.join(artifacts.available_models())})")
     return Path(init_from).parent / TOKENIZER_NAME
 
 
