@@ -191,8 +191,15 @@ def label_positions(word_index: np.ndarray, n_words: int, which: str = "first") 
 def _encodes_words_alone(tokenizer) -> bool:
     """Whether a pre-split word's subwords never depend on its place in the list: not so
     for a Metaspace pre-tokenizer that marks only the first word ("prepend_scheme": "first")."""
-    config = json.loads(tokenizer.to_str()).get("pre_tokenizer") or {}
-    return '"prepend_scheme": "first"' not in json.dumps(config)
+    return not _prepends_first_only(json.loads(tokenizer.to_str()).get("pre_tokenizer"))
+
+
+def _prepends_first_only(config) -> bool:
+    """Whether a pre-tokenizer config (or one nested in a Sequence) says prepend_scheme first."""
+    if isinstance(config, dict):
+        return config.get("prepend_scheme") == "first" or any(
+            _prepends_first_only(value) for value in config.values())
+    return isinstance(config, list) and any(_prepends_first_only(item) for item in config)
 
 
 def _special_id(tokenizer, candidates: Iterable[str]) -> int:

@@ -75,19 +75,24 @@ def _match(conv, graph, producer):
     return None if rescale is None else (quantize, cast, rescale)
 
 
+def dequantize(q: np.ndarray, scale: np.ndarray, zero=0.0) -> np.ndarray:
+    """(q - zero) * scale as float32, with a scalar scale and zero point or one per entry of
+    the first axis (per output channel, per LSTM direction)."""
+    shape = (-1,) + (1,) * (q.ndim - 1)
+    scale = np.reshape(scale, shape) if np.ndim(scale) else scale
+    zero = np.reshape(zero, shape) if np.ndim(zero) else zero
+    return ((q.astype(np.float32) - np.asarray(zero, np.float32)) * scale).astype(np.float32)
+
+
 def _dequantized_weight(conv, inits) -> np.ndarray:
     """(C_out, C_in, k) float32 weight of a ConvInteger: (w - zero_point) * scale."""
-    weight = numpy_helper.to_array(inits[conv.input[1]]).astype(np.float32)
     zero_name = conv.input[3] if len(conv.input) > 3 else ""
-    zero = numpy_helper.to_array(inits[zero_name]).astype(np.float32) if zero_name else 0.0
     scale_name = conv.input[1].removesuffix("_quantized") + "_scale"
     if scale_name not in inits:
         raise ValueError(f"no scale initializer {scale_name!r} for {conv.input[1]!r}")
-    scale = numpy_helper.to_array(inits[scale_name]).astype(np.float32)
-    shape = (-1,) + (1,) * (weight.ndim - 1)
-    zero = np.reshape(zero, shape) if np.ndim(zero) else zero
-    return ((weight - zero) * (np.reshape(scale, shape) if np.ndim(scale) else scale)).astype(
-        np.float32)
+    return dequantize(numpy_helper.to_array(inits[conv.input[1]]),
+                      numpy_helper.to_array(inits[scale_name]),
+                      numpy_helper.to_array(inits[zero_name]) if zero_name else 0.0)
 
 
 def _drop_dead_nodes(graph) -> None:

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from punctum import artifact as artifacts
+from punctum.train.onnx_graph import dequantize
 
 # ONNX stores LSTM gates as (input, output, forget, cell); torch as (input, forget, cell,
 # output): torch's gate blocks are ONNX's in this order.
@@ -30,11 +31,6 @@ def is_artifact(name_or_path: str | Path) -> bool:
     if path.is_dir():
         return (path / artifacts.ARTIFACT_FILE).is_file()
     return str(name_or_path) in artifacts.available_models()
-
-
-def artifact_folder(name_or_path: str | Path) -> Path:
-    """The folder of a bundled model name or artifact path."""
-    return artifacts.resolve(name_or_path)
 
 
 def recover_state_dict(folder: str | Path) -> tuple[str, dict, dict[str, torch.Tensor]]:
@@ -117,19 +113,11 @@ def _float_initializers(graph) -> dict[str, np.ndarray]:
     for name, value in raw.items():
         if name.endswith("_quantized"):
             base = name.removesuffix("_quantized")
-            zero = raw.get(f"{base}_zero_point", np.zeros((), value.dtype))
-            out[base] = _dequantize(value, raw[f"{base}_scale"], zero)
+            zero = raw.get(f"{base}_zero_point", 0.0)
+            out[base] = dequantize(value, raw[f"{base}_scale"], zero)
         else:
             out[name] = value.astype(np.float32) if value.dtype.kind == "f" else value
     return out
-
-
-def _dequantize(q: np.ndarray, scale: np.ndarray, zero: np.ndarray) -> np.ndarray:
-    """(q - zero) * scale with a scalar or per-first-axis (per direction) scale."""
-    shape = (-1,) + (1,) * (q.ndim - 1)
-    scale = np.reshape(scale, shape) if np.ndim(scale) else scale
-    zero = np.reshape(zero, shape) if np.ndim(zero) else zero
-    return ((q.astype(np.float32) - np.asarray(zero, np.float32)) * scale).astype(np.float32)
 
 
 def _embedding(graph, tensors) -> np.ndarray:

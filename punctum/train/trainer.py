@@ -404,7 +404,7 @@ def _init_tokenizer(init_from: str) -> Path:
     """The tokenizer file the init_from weights belong to: the artifact's, or the one beside
     the checkpoint in its run folder."""
     if recover.is_artifact(init_from):
-        folder = recover.artifact_folder(init_from)
+        folder = artifacts.resolve(init_from)
         return folder / artifacts.read_artifact(folder).meta["tokenizer"]["file"]
     if not Path(init_from).is_file():
         raise FileNotFoundError(f"train.init_from: {init_from}: not a checkpoint file, a model "
@@ -417,7 +417,7 @@ def _initial_state(path: str) -> dict:
     """The model weights of a checkpoint, or of an artifact (a bundled name or a folder:
     `punctum.train.recover`)."""
     if recover.is_artifact(path):
-        return recover.recover_state_dict(recover.artifact_folder(path))[2]
+        return recover.recover_state_dict(artifacts.resolve(path))[2]
     return checkpoint.load_checkpoint(path)["model"]
 
 
