@@ -122,6 +122,17 @@ def test_noise():
         NoiseConfig(drop=0.9)
 
 
+def test_noise_draws_from_the_given_vocabulary():
+    doc = parse("one two three four five six seven eight nine ten. " * 20)
+    config = NoiseConfig(insert=0.3, substitute=0.3)
+    noisy = add_asr_noise(doc, config, np.random.default_rng(1), vocabulary=("zebra",))
+    assert "zebra" in noisy.words
+    assert set(noisy.words) <= set(doc.words) | {"zebra"}
+    assert noisy.post.count("PERIOD") == doc.post.count("PERIOD")  # substitutions keep marks
+    with pytest.raises(ValueError, match="vocabulary is empty"):
+        add_asr_noise(doc, config, np.random.default_rng(1), vocabulary=())
+
+
 # ----------------------------------------------------------------------------- recipes
 
 @pytest.mark.parametrize(

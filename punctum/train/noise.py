@@ -5,6 +5,7 @@ errors a recogniser makes while the labels stay attached to the words that remai
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,10 +67,18 @@ def _spell(n: int) -> list[str]:
     return _spell(n // 1000) + ["thousand"] + rest
 
 
-def add_asr_noise(doc: Labelled, config: NoiseConfig, rng: np.random.Generator) -> Labelled:
-    """Return a copy of `doc` with ASR-style word errors (or `doc` itself without noise)."""
+def add_asr_noise(doc: Labelled, config: NoiseConfig, rng: np.random.Generator,
+                  vocabulary: Sequence[str] = FILLER_WORDS) -> Labelled:
+    """Return a copy of `doc` with ASR-style word errors (or `doc` itself without noise).
+
+    Args:
+        vocabulary: the words that are inserted and substituted, drawn uniformly from the
+            sequence (pass a text's own words for draws in proportion to their frequency).
+    """
     if not config.enabled or not len(doc):
         return doc
+    if not len(vocabulary):
+        raise ValueError("the noise vocabulary is empty")
     words, post, case = [], [], []
     draws = rng.random((len(doc), 4))
     for i, word in enumerate(doc.words):
@@ -81,13 +90,13 @@ def add_asr_noise(doc: Labelled, config: NoiseConfig, rng: np.random.Generator) 
             continue
         spelled = spell_number(word) if spell else None
         if substitute:
-            word = FILLER_WORDS[rng.integers(len(FILLER_WORDS))]
+            word = vocabulary[rng.integers(len(vocabulary))]
         pieces = spelled or [word]
         words.extend(pieces)
         post.extend([NULL] * (len(pieces) - 1) + [doc.post[i]])
         case.extend([doc.case[i]] + [LOWER] * (len(pieces) - 1))
         if insert:
-            words.append(FILLER_WORDS[rng.integers(len(FILLER_WORDS))])
+            words.append(vocabulary[rng.integers(len(vocabulary))])
             post.append(NULL)
             case.append(LOWER)
     return Labelled(tuple(words), tuple(post), tuple(case))
