@@ -18,7 +18,12 @@ from punctum.tokenizer import train_bpe  # noqa: E402
 from punctum.train.batching import WindowSampler, sequential_windows  # noqa: E402
 from punctum.train.checkpoint import load_checkpoint  # noqa: E402
 from punctum.train.data import IGNORE, encode_documents  # noqa: E402
-from punctum.train.noise import NoiseConfig, add_asr_noise, spell_number  # noqa: E402
+from punctum.train.noise import (  # noqa: E402
+    FILLER_WORDS,
+    NoiseConfig,
+    add_asr_noise,
+    spell_number,
+)
 from punctum.train.recipe import load_recipe, parse_recipe  # noqa: E402
 from punctum.train.trainer import train  # noqa: E402
 
@@ -131,6 +136,16 @@ def test_noise_draws_from_the_given_vocabulary():
     assert noisy.post.count("PERIOD") == doc.post.count("PERIOD")  # substitutions keep marks
     with pytest.raises(ValueError, match="vocabulary is empty"):
         add_asr_noise(doc, config, np.random.default_rng(1), vocabulary=())
+
+
+def test_noise_words_from_the_document_or_fillers():
+    doc = parse("zebras graze quietly near rivers. " * 30)
+    own = NoiseConfig(insert=0.3, substitute=0.3, words="document")
+    assert set(add_asr_noise(doc, own, np.random.default_rng(2)).words) == set(doc.words)
+    fillers = add_asr_noise(doc, NoiseConfig(insert=0.3), np.random.default_rng(2)).words
+    assert set(fillers) - set(doc.words) <= set(FILLER_WORDS) and len(fillers) > len(doc)
+    with pytest.raises(ValueError, match="noise.words must be one of fillers, document"):
+        NoiseConfig(words="random")
 
 
 # ----------------------------------------------------------------------------- recipes

@@ -17,6 +17,8 @@ FILLER_WORDS = ("the", "a", "and", "uh", "um", "i", "to", "of", "it", "that", "i
 
 _ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
          "fourteen fifteen sixteen seventeen eighteen nineteen").split()
+NOISE_WORDS = ("fillers", "document")
+
 _TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
 
 
@@ -26,17 +28,24 @@ class NoiseConfig:
 
     Args:
         drop: a word is deleted (its mark moves to the word before it).
-        insert: a filler word is inserted after a word (null labels).
-        substitute: a word is replaced by a filler word (labels kept).
+        insert: a word is inserted after a word (null labels).
+        substitute: a word is replaced by another (labels kept).
         spell_numbers: a number written in digits is spelled out ("42" -> "forty two").
+        words: what is inserted and substituted: "fillers" (FILLER_WORDS, short words that
+            recognisers insert) or "document" (the document's own words, in proportion to
+            their frequency: closer to a recogniser's confusions of content words).
     """
 
     drop: float = 0.0
     insert: float = 0.0
     substitute: float = 0.0
     spell_numbers: float = 0.0
+    words: str = "fillers"
 
     def __post_init__(self) -> None:
+        if self.words not in NOISE_WORDS:
+            raise ValueError(f"noise.words must be one of {', '.join(NOISE_WORDS)}, "
+                             f"got {self.words!r}")
         for name in ("drop", "insert", "substitute", "spell_numbers"):
             value = getattr(self, name)
             if not 0.0 <= value <= 0.5:
@@ -68,15 +77,17 @@ def _spell(n: int) -> list[str]:
 
 
 def add_asr_noise(doc: Labelled, config: NoiseConfig, rng: np.random.Generator,
-                  vocabulary: Sequence[str] = FILLER_WORDS) -> Labelled:
+                  vocabulary: Sequence[str] | None = None) -> Labelled:
     """Return a copy of `doc` with ASR-style word errors (or `doc` itself without noise).
 
     Args:
         vocabulary: the words that are inserted and substituted, drawn uniformly from the
-            sequence (pass a text's own words for draws in proportion to their frequency).
+            sequence; None: as `config.words` says (FILLER_WORDS or the document's words).
     """
     if not config.enabled or not len(doc):
         return doc
+    if vocabulary is None:
+        vocabulary = doc.words if config.words == "document" else FILLER_WORDS
     if not len(vocabulary):
         raise ValueError("the noise vocabulary is empty")
     words, post, case = [], [], []
