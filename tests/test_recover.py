@@ -106,13 +106,15 @@ def test_ensembles_and_other_files_are_refused(tmp_path, tiny_artifact):
     folder = tmp_path / "tagger"
     shutil.copytree(tiny_artifact, folder)
     meta = json.loads((folder / "punctum.json").read_text())
-    for change in ({"kind": "transformer_tagger"},
-                   {"model_config": {**meta["model_config"], "head_hidden": 8}},
+    for change in ({"model_config": {**meta["model_config"], "head_hidden": 8}},
                    {"model_config": {**meta["model_config"], "pause_buckets": 4}},
                    {"model": {**meta["model"], "precision": "int8 (per channel)"}}):
         (folder / "punctum.json").write_text(json.dumps({**meta, **change}))
         with pytest.raises(ValueError, match="weights.safetensors"):
             recover_state_dict(folder)
+    (folder / "punctum.json").write_text(json.dumps({**meta, "kind": "transformer_tagger"}))
+    with pytest.raises(ValueError, match="unknown transformer_tagger config key"):
+        recover_state_dict(folder)
 
 
 def test_init_from_an_artifact_takes_its_tokenizer_and_weights(tiny_corpus, tiny_artifact,
@@ -147,3 +149,102 @@ def test_init_from_a_missing_model_is_one_clear_error(tiny_corpus, tmp_path):
     raw["train"]["init_from"] = "no-such-model"
     with pytest.raises(FileNotFoundError, match="no-such-model: not a checkpoint file.*en-tiny"):
         train(parse_recipe(raw, tiny_corpus), tmp_path / "run", progress=False)
+
+
+# ----------------------------------------------------------------------------- Transformer taggers
+
+def _tiny_taggers(tmp_path):
+    """A scratch Transformer tagger and one initialised from a tiny random BERT folder."""
+    transformers = pytest.importorskip("transformers")
+    from punctum.models.transformer_tagger import TransformerTagger, TransformerTaggerConfig
+
+    torch.manual_seed(0)
+    scratch = TransformerTagger(TransformerTaggerConfig(
+        120, 5, 4, max_len=64, n_layers=2, d_model=32, n_heads=2, d_ff=64, dropout=0.0))
+    bert = transformers.BertConfig(vocab_size=120, hidden_size=32, num_hidden_layers=2,
+                                   num_attention_heads=2, intermediate_size=64)
+    transformers.BertModel(bert).save_pretrained(tmp_path / "bert")
+    pretrained = TransformerTagger.from_pretrained(str(tmp_path / "bert"), 5, 4, dropout=0.0)
+    models = {"scratch": scratch.eval(), "bert": pretrained.eval()}
+    with torch.no_grad():  # distinct values everywhere, as after training: the exporter
+        for model in models.values():  # would merge equal tensors (fresh zero biases)
+            for parameter in model.parameters():
+                parameter.normal_(0.0, 0.1)
+    return models
+
+
+@pytest.mark.parametrize("per_channel", [True, False])
+def test_transformer_weights_are_read_back_from_int8_graphs(tmp_path, per_channel):
+    import dataclasses
+    import warnings
+
+    from punctum.train.export import export_onnx, quantize_int8
+    from punctum.train.recover import _transformer_from_onnx
+
+    for name, model in _tiny_taggers(tmp_path).items():
+        fp32, int8 = tmp_path / f"{name}-fp32.onnx", tmp_path / f"{name}-int8.onnx"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            export_onnx(model, fp32)
+        quantize_int8(fp32, int8, per_channel=per_channel)
+        config = json.loads(json.dumps(dataclasses.asdict(model.config)))
+        state = _transformer_from_onnx(int8, config)
+        expected = model.state_dict()
+        assert sorted(state) == sorted(expected), name
+        for key, value in expected.items():
+            error = float((state[key] - value).abs().max())
+            assert error <= _int8_step(value), (name, key)
+        exact = _transformer_from_onnx(fp32, config)
+        for key, value in expected.items():
+            torch.testing.assert_close(exact[key], value, atol=1e-6, rtol=0, msg=key)
+
+
+def test_en_accurate_is_read_back_and_predicts_like_its_onnx_model():
+    import onnxruntime
+
+    from punctum import artifact
+    from punctum.models import build_model
+
+    folder = artifact.resolve("en-accurate")
+    kind, config, state = recover_state_dict(folder)
+    model = build_model(kind, config).eval()
+    model.load_state_dict(state)
+    tokenizer = artifact.read_artifact(folder).tokenizer_file
+    from punctum.tokenizer import SubwordTokenizer
+
+    words = ("so what do you think i think it is great but we should ask them first "
+             "because they know the city and we do not").split()
+    ids = np.asarray([SubwordTokenizer.load(tokenizer).encode_words(words).ids], np.int64)
+    lengths = np.asarray([ids.shape[1]], np.int64)
+    session = onnxruntime.InferenceSession(str(folder / "model.onnx"),
+                                           providers=["CPUExecutionProvider"])
+    with torch.no_grad():
+        torch_out = model(torch.from_numpy(ids), torch.from_numpy(lengths))
+    for a, b in zip(session.run(None, {"ids": ids, "lengths": lengths}), torch_out):
+        assert (a.argmax(-1) == b.numpy().argmax(-1)).mean() > 0.9
+
+
+def test_init_from_en_accurate_needs_no_pretrained_package(tiny_corpus, tmp_path):
+    """The encoder is rebuilt from the artifact's model_config and its tokenizer comes
+    along: no pretrained folder or package is read (the recipe names none)."""
+    import tomllib
+
+    from conftest import TINY_RECIPE
+
+    from punctum.train.recipe import parse_recipe
+    from punctum.train.trainer import train
+
+    raw = tomllib.loads(TINY_RECIPE)
+    raw["model"] = {"kind": "transformer_tagger", "dropout": 0.0}
+    raw["tokenizer"] = {"kind": "pretrained", "label_position": "last"}
+    raw["train"].update(steps=1, eval_every=1, checkpoint_every=1, lr=1e-12, batch_size=2,
+                        init_from="en-accurate")
+    train(parse_recipe(raw, tiny_corpus), tmp_path / "tuned", progress=False)
+    from punctum import artifact
+
+    folder = artifact.resolve("en-accurate")
+    assert (tmp_path / "tuned" / "tokenizer.json").read_bytes() == \
+        (folder / "tokenizer.json").read_bytes()
+    tuned = load_checkpoint(tmp_path / "tuned" / "last.pt")["model"]
+    for name, value in recover_state_dict(folder)[2].items():
+        torch.testing.assert_close(tuned[name], value, atol=1e-6, rtol=0, msg=name)

@@ -6,8 +6,10 @@
 
 An artifact's weights.safetensors is used when it has one. Otherwise the weights are read back
 from model.onnx: fp32 tensors as they are, int8 ones dequantized ((q - zero_point) * scale),
-so the start is the shipped model up to its int8 rounding. Supported: the CNN-BiLSTM graph
-that `punctum export` writes (LSTM or DynamicQuantizeLSTM, MatMul or MatMulInteger heads).
+so the start is the shipped model up to its int8 rounding. Supported: the graphs that
+`punctum export` writes for the CNN-BiLSTM (LSTM or DynamicQuantizeLSTM, MatMul or
+MatMulInteger heads) and for the Transformer tagger (en-accurate: per-channel int8 MatMuls,
+each named after the module in the exporter's node name).
 """
 
 from __future__ import annotations
@@ -33,6 +35,15 @@ def is_artifact(name_or_path: str | Path) -> bool:
     return str(name_or_path) in artifacts.available_models()
 
 
+def model_config(folder: str | Path) -> dict:
+    """An artifact's model_config (punctum.json), which rebuilds its model (build_model)."""
+    artifact = artifacts.read_artifact(Path(folder))
+    if not artifact.meta.get("model_config"):
+        raise ValueError(f"{artifact.path}: an ensemble or a model without model_config has no "
+                         f"weights to start from")
+    return artifact.meta["model_config"]
+
+
 def recover_state_dict(folder: str | Path) -> tuple[str, dict, dict[str, torch.Tensor]]:
     """(kind, model_config, state dict) of an artifact folder.
 
@@ -53,13 +64,15 @@ def recover_state_dict(folder: str | Path) -> tuple[str, dict, dict[str, torch.T
         raise ValueError(f"{artifact.path}: weights cannot be read back from model.onnx "
                          f"({unreadable}); export it with weights.safetensors "
                          f"(punctum export --with-weights)")
-    return meta["kind"], meta["model_config"], _cnn_bilstm_from_onnx(artifact.model_file,
-                                                                     meta["model_config"])
+    read = _transformer_from_onnx if meta["kind"] == "transformer_tagger" else _cnn_bilstm_from_onnx
+    return meta["kind"], meta["model_config"], read(artifact.model_file, meta["model_config"])
 
 
 def _unreadable(meta: dict) -> str:
-    """Why `_cnn_bilstm_from_onnx` cannot read this artifact's graph ("" when it can)."""
+    """Why the graph readers cannot read this artifact's graph ("" when they can)."""
     config = meta["model_config"]
+    if meta["kind"] == "transformer_tagger":
+        return ""
     if meta["kind"] != "cnn_bilstm":
         return f"a {meta['kind']} model"
     if config.get("pause_buckets", 0):
@@ -104,17 +117,94 @@ def _cnn_bilstm_from_onnx(model_file: Path, config: dict) -> dict[str, torch.Ten
             for key, value in state.items()}
 
 
+def _transformer_from_onnx(model_file: Path, config: dict) -> dict[str, torch.Tensor]:
+    """A Transformer tagger's state dict: named initializers (embeddings, biases, LayerNorms)
+    as they are; each MatMul weight (an anonymous "onnx::MatMul_N" initializer, (in, out))
+    transposed and named after the module the exporter's node name gives
+    ("/encoder/encoder/layer.0/attention/self/query/MatMul" -> "...query.weight"), with the
+    bias added to its product when the exporter merged equal biases under another name.
+
+    Raises:
+        ValueError: the tensors found are not those of the model that `config` builds.
+    """
+    import onnx
+
+    from punctum.models import build_model
+
+    graph = onnx.load(str(model_file)).graph
+    tensors = _float_initializers(graph)
+    state = {name: value for name, value in tensors.items() if not name.startswith("onnx::")
+             and not name.endswith(("_scale", "_zero_point"))}
+    consumers: dict[str, list] = {}
+    for node in graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+    for node in graph.node:
+        weight = node.input[1].removesuffix("_quantized") if len(node.input) > 1 else ""
+        if node.op_type in ("MatMul", "MatMulInteger") and weight.startswith("onnx::") \
+                and weight in tensors:
+            module = _module_path(node.name)
+            state[f"{module}.weight"] = tensors[weight].T
+            bias = _added_initializer(node, consumers, tensors)
+            if bias is not None:
+                state.setdefault(f"{module}.bias", tensors[bias])
+    expected = build_model("transformer_tagger", config).state_dict()
+    missing, extra = sorted(set(expected) - set(state)), sorted(set(state) - set(expected))
+    if missing or extra:
+        raise ValueError(f"{model_file}: its tensors do not fit the model of its punctum.json "
+                         f"(missing: {', '.join(missing[:3]) or '-'}; "
+                         f"unexpected: {', '.join(extra[:3]) or '-'})")
+    wrong = [key for key, value in expected.items() if state[key].shape != tuple(value.shape)]
+    if wrong:
+        raise ValueError(f"{model_file}: {wrong[0]} has shape {state[wrong[0]].shape}, the model "
+                         f"of its punctum.json {tuple(expected[wrong[0]].shape)}")
+    return {key: torch.from_numpy(np.ascontiguousarray(state[key], dtype=np.float32))
+            for key in expected}
+
+
+def _module_path(node_name: str) -> str:
+    """The module a node belongs to from the exporter's scope path: "/encoder/blocks.0/mlp/
+    mlp.0/MatMul" -> "encoder.blocks.0.mlp.0" (a called container, "mlp", scopes its child,
+    "mlp.0", which already carries its name)."""
+    parts = node_name.strip("/").split("/")[:-1]
+    kept = [p for p, after in zip(parts, parts[1:] + [""]) if not after.startswith(p + ".")]
+    return ".".join(kept)
+
+
+def _added_initializer(node, consumers: dict[str, list], tensors: dict) -> str | None:
+    """The initializer that an Add right after `node` (past the Cast and Mul of a dequantized
+    product) adds to its output: the bias of a Linear layer; None when there is none."""
+    output = node.output[0]
+    for _ in range(4):
+        following = consumers.get(output, [])
+        if len(following) != 1:
+            return None
+        step = following[0]
+        if step.op_type == "Add":
+            biases = [name for name in step.input if name in tensors]
+            return biases[0] if biases else None
+        if step.op_type not in ("Cast", "Mul"):
+            return None
+        output = step.output[0]
+    return None
+
+
 def _float_initializers(graph) -> dict[str, np.ndarray]:
-    """Every initializer as float32, int8/uint8 ones dequantized when their scale is known."""
+    """Every initializer as float32, int8/uint8 ones dequantized when their scale is known.
+
+    Per-channel scales run along the first axis, except for MatMul weights (in, out), whose
+    channels are their columns."""
     from onnx import numpy_helper
 
     raw = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+    by_column = {node.input[1] for node in graph.node if node.op_type == "MatMulInteger"}
     out = {}
     for name, value in raw.items():
         if name.endswith("_quantized"):
             base = name.removesuffix("_quantized")
-            zero = raw.get(f"{base}_zero_point", 0.0)
-            out[base] = dequantize(value, raw[f"{base}_scale"], zero)
+            zero, scale = raw.get(f"{base}_zero_point", 0.0), raw[f"{base}_scale"]
+            out[base] = (dequantize(value.T, scale, zero).T if name in by_column
+                         else dequantize(value, scale, zero))
         else:
             out[name] = value.astype(np.float32) if value.dtype.kind == "f" else value
     return out

@@ -98,7 +98,8 @@ def autocast(device: str, dtype: str):
 # ----------------------------------------------------------------------------- setup
 
 def prepare_tokenizer(recipe: Recipe, out: Path, dist: Distributed) -> SubwordTokenizer:
-    """Train the BPE (or load the pretrained tokenizer) once and keep it in the run folder."""
+    """Train the BPE (or load the pretrained tokenizer) once and keep it in the run folder;
+    with init_from, the tokenizer its weights belong to."""
     config = recipe.tokenizer
     path = out / TOKENIZER_NAME
     if recipe.train.init_from and dist.main and not path.exists():
@@ -107,7 +108,7 @@ def prepare_tokenizer(recipe: Recipe, out: Path, dist: Distributed) -> SubwordTo
             raise FileNotFoundError(f"train.init_from: {source}: no tokenizer beside the "
                                     f"checkpoint")
         shutil.copy(source, path)  # the weights belong to that run's subwords
-    if config.kind == "pretrained":
+    if config.kind == "pretrained" and not recipe.train.init_from:
         source = config.path or recipe.model.get("pretrained")
         if not source:
             raise ValueError("tokenizer.kind 'pretrained' needs tokenizer.path or model.pretrained")
@@ -155,6 +156,13 @@ def build_for_recipe(recipe: Recipe, tokenizer: SubwordTokenizer) -> torch.nn.Mo
     kind = fields.pop("kind")
     sizes = {"n_punct": len(get_inventory(recipe.data.language).post_labels),
              "n_case": len(CASES)}
+    init_from = recipe.train.init_from
+    if kind == "transformer_tagger" and init_from and recover.is_artifact(init_from):
+        # The artifact's config holds the encoder's (encoder_config): no pretrained folder
+        # is needed to rebuild it; the recipe's other fields (dropout) still apply.
+        fields.pop("pretrained", None)
+        config = recover.model_config(artifacts.resolve(init_from))
+        return build_model(kind, {**config, **fields, **sizes})
     if kind == "transformer_tagger" and fields.get("pretrained"):
         path = resolve_pretrained(fields.pop("pretrained"))
         return TransformerTagger.from_pretrained(path, **sizes, **fields)
