@@ -248,3 +248,29 @@ def test_init_from_en_accurate_needs_no_pretrained_package(tiny_corpus, tmp_path
     tuned = load_checkpoint(tmp_path / "tuned" / "last.pt")["model"]
     for name, value in recover_state_dict(folder)[2].items():
         torch.testing.assert_close(tuned[name], value, atol=1e-6, rtol=0, msg=name)
+
+
+# ----------------------------------------------------------------------------- weight averaging
+
+def test_soup_of_a_checkpoint_and_its_artifact(tiny_run, tiny_artifact):
+    from punctum.train.soup import soup
+
+    checkpoint, base = soup([str(tiny_artifact), str(tiny_run / "best.pt")])
+    original = _checkpoint_weights(tiny_run)
+    read_back = recover_state_dict(tiny_artifact)[2]
+    assert base == 1 and "optimizer" not in checkpoint and checkpoint["recipe"]
+    for name, value in original.items():
+        torch.testing.assert_close(checkpoint["model"][name], (value + read_back[name]) / 2)
+
+
+def test_soup_refuses_what_does_not_average(tiny_run, tiny_artifact):
+    from punctum.train.soup import average, soup
+
+    with pytest.raises(ValueError, match="training checkpoint"):
+        soup([str(tiny_artifact)])
+    state = _checkpoint_weights(tiny_run)
+    smaller = {**state, "embed.weight": state["embed.weight"][:5]}
+    with pytest.raises(ValueError, match="embed.weight: shapes"):
+        average([state, smaller])
+    with pytest.raises(ValueError, match="differ in their weights"):
+        average([state, {k: v for k, v in state.items() if k != "embed.weight"}])

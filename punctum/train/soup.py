@@ -1,0 +1,65 @@
+"""Weight averaging ("model soup", Wortsman et al. 2022) of runs of one model.
+
+Models fine-tuned from the same starting weights can be averaged parameter by parameter; the
+average often scores at least as well as the best of them. Sources are training checkpoints or
+artifacts (their weights read back by `punctum.train.recover`). scripts/average_weights.py is
+the command line.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from punctum.train.checkpoint import load_checkpoint
+from punctum.train.recover import is_artifact, recover_state_dict
+
+# Checkpoint entries that belong to one run's optimisation, not to its model.
+_RUN_STATE = ("optimizer", "scheduler", "sampler", "rng")
+
+
+def source_weights(source: str) -> tuple[dict[str, torch.Tensor], dict | None]:
+    """(state dict, the checkpoint itself or None for an artifact) of one source."""
+    if is_artifact(source):
+        from punctum import artifact
+
+        return recover_state_dict(artifact.resolve(source))[2], None
+    checkpoint = load_checkpoint(source)
+    return checkpoint["model"], checkpoint
+
+
+def average(states: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    """The parameter-wise mean (float32) of state dicts with the same keys and shapes.
+
+    Raises:
+        ValueError: no state dict, or they differ in their keys or shapes.
+    """
+    if not states:
+        raise ValueError("nothing to average")
+    first = states[0]
+    for state in states[1:]:
+        if set(state) != set(first):
+            differ = sorted(set(state) ^ set(first))[:3]
+            raise ValueError(f"the sources differ in their weights ({', '.join(differ)})")
+        for key, value in state.items():
+            if value.shape != first[key].shape:
+                raise ValueError(f"{key}: shapes {tuple(first[key].shape)} and "
+                                 f"{tuple(value.shape)}")
+    return {key: sum(s[key].float() for s in states) / len(states) for key in first}
+
+
+def soup(sources: list[str]) -> tuple[dict, int]:
+    """(checkpoint, index of the source it was built on): the first checkpoint among the
+    sources with the mean of all sources' weights, without its run state (not resumable; for
+    `punctum export`).
+
+    Raises:
+        ValueError: no source is a training checkpoint, or the weights do not fit together.
+    """
+    loaded = [source_weights(source) for source in sources]
+    base = next((i for i, (_, checkpoint) in enumerate(loaded) if checkpoint is not None), None)
+    if base is None:
+        raise ValueError("at least one source must be a training checkpoint (its recipe and "
+                         "labels go with the output)")
+    checkpoint = {k: v for k, v in loaded[base][1].items() if k not in _RUN_STATE}
+    checkpoint["model"] = average([state for state, _ in loaded])
+    return checkpoint, base
