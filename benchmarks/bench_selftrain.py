@@ -38,6 +38,8 @@ from punctum.runtime import Punctuator
 from punctum.text import get_inventory
 from punctum.train import selftrain as st
 from punctum.train.export import ExportOptions, export_artifact, parity_texts
+from punctum.train.recover import is_artifact
+from punctum.train.trainer import weights_tokenizer
 
 
 def variants(config: st.SelfTrainConfig) -> dict[str, st.SelfTrainConfig]:
@@ -100,7 +102,8 @@ def main() -> None:
     parser.add_argument("--out", required=True, help="folder for runs (resumable)")
     parser.add_argument("--data", default="../shared/data", help="data root")
     parser.add_argument("--steps", type=int, help="override train.steps for every student")
-    parser.add_argument("--teacher", help="teacher checkpoint (default: train round 0)")
+    parser.add_argument("--teacher", help="teacher checkpoint, model folder or bundled model "
+                        "(default: train round 0); a model is scored as it is (int8 or not)")
     parser.add_argument("--max-pool-documents", type=int, help="cap the pool")
     parser.add_argument("--int8", action="store_true", help="score int8 exports")
     parser.add_argument("--only", nargs="+", metavar="ROW", help="rows to train and score")
@@ -117,10 +120,12 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     pool = st.build_pool(config, out)
     cache = out / "cache"
-    teacher = Path(args.teacher) if args.teacher else out / "teacher" / "best.pt"
+    teacher = args.teacher or out / "teacher" / "best.pt"
+    if not is_artifact(teacher):
+        teacher = Path(teacher)
     if not args.teacher:
         st._train_round(recipe, teacher.parent, None, cache, progress=True)
-    teacher_artifact = st._export_teacher(teacher, out / "teacher-fp32", "teacher")
+    teacher_artifact = st._teacher_artifact(teacher, out / "teacher-fp32", "teacher")
     pseudo = st.pseudo_label(teacher_artifact, pool, out / "pseudo", config)
     checkpoints = {"baseline": teacher}
     students = {name: (pseudo, variant) for name, variant in variants(config).items()}
@@ -134,7 +139,7 @@ def main() -> None:
             continue
         folder = out / folder_name(name)
         st._train_round(st.student_recipe(recipe, pseudo_file, variant, teacher), folder,
-                        teacher.parent / "tokenizer.json", cache, progress=True)
+                        weights_tokenizer(str(teacher)), cache, progress=True)
         checkpoints[name] = folder / "best.pt"
     print(f"# {datetime.date.today()} · {hardware()} · {' '.join(sys.argv)}")
     print("| model | COMMA P/R/F1 | PERIOD P/R/F1 | QUESTION P/R/F1 | overall P/R/F1 | "
@@ -146,8 +151,8 @@ def main() -> None:
     for name in order:
         checkpoint = checkpoints[name]
         suffix = "-int8" if args.int8 else ""
-        artifact = export(checkpoint, out / "artifacts" / f"{checkpoint.parent.name}{suffix}",
-                          args.int8)
+        artifact = checkpoint if is_artifact(checkpoint) else export(
+            checkpoint, out / "artifacts" / f"{checkpoint.parent.name}{suffix}", args.int8)
         punct, hyp, ref = score_model(artifact, data)
         boot = None if baseline_hyp is None else compare(ref, baseline_hyp, hyp,
                                                          get_inventory("en"))

@@ -567,24 +567,30 @@ def _add_selftrain(subparsers) -> None:
     parser.add_argument("--out", required=True, help="output folder (rounds, pool, best.pt)")
     parser.add_argument("--data-root", default="../shared/data",
                         help="folder that relative paths in the recipe start from")
-    parser.add_argument("--teacher", metavar="CHECKPOINT",
-                        help="start from this trained checkpoint instead of training round 0 "
-                             "(overrides selftrain.teacher)")
+    parser.add_argument("--teacher", metavar="MODEL",
+                        help="start from this checkpoint, model folder or bundled model "
+                             "(en-accurate) instead of training round 0 (overrides "
+                             "selftrain.teacher)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(run=_run_selftrain)
 
 
 def _run_selftrain(args) -> int:
     with needs_extra("train", "self-training"):
+        from punctum.train.recover import is_artifact
         from punctum.train.selftrain import load_selftrain_recipe, selftrain
     from punctum.config import existing
 
     recipe, config = load_selftrain_recipe(args.recipe, args.data_root)
     if args.teacher:
-        config = dataclasses.replace(config, teacher=existing(args.teacher, "--teacher"))
+        teacher = args.teacher if is_artifact(args.teacher) else existing(args.teacher,
+                                                                          "--teacher")
+        config = dataclasses.replace(config, teacher=teacher)
     summary = selftrain(recipe, config, args.out, progress=not args.no_progress)
     rounds = ", ".join(f"round {r['round']}: {r['dev_f1'] * 100:.1f}" for r in summary["rounds"])
-    print(f"dev F1 {rounds}; best round {summary['best_round']} -> {args.out}/best.pt")
+    best = summary["rounds"][summary["best_round"]]["checkpoint"]
+    where = f"the teacher {best} (no best.pt)" if is_artifact(best) else f"{args.out}/best.pt"
+    print(f"dev F1 {rounds}; best round {summary['best_round']} -> {where}")
     return 0
 
 

@@ -130,3 +130,23 @@ def test_export_cli(tiny_run, tmp_path, capsys):
     assert meta["model"]["precision"] == "fp32" and meta["name"] == "t"
     code = main(["export", str(tmp_path / "missing.pt"), str(tmp_path / "x")])
     assert code == 2 and "missing.pt" in capsys.readouterr().err
+
+
+def test_selftrain_cli_takes_a_model_as_teacher(tiny_corpus, tiny_artifact, tmp_path, capsys):
+    pytest.importorskip("torch")
+    from conftest import TINY_RECIPE
+
+    recipe = tmp_path / "st.toml"
+    recipe.write_text(TINY_RECIPE.replace("steps = 80", "steps = 4")
+                      + '\n[selftrain]\npool = ["train.txt"]\nstudent_init = "teacher"\n'
+                        'max_pool_documents = 8\n')
+    out = tmp_path / "out"
+    args = ["selftrain", str(recipe), "--data-root", str(tiny_corpus), "--out", str(out),
+            "--no-progress", "--teacher"]
+    assert main(args + [str(tmp_path / "nothing")]) == 2
+    assert "--teacher" in capsys.readouterr().err
+    assert main(args + [str(tiny_artifact)]) == 0, capsys.readouterr().err
+    summary = json.loads((out / "selftrain.json").read_text())
+    assert summary["rounds"][0]["checkpoint"] == str(tiny_artifact)
+    printed = capsys.readouterr().out
+    assert "round 0" in printed and "round 1" in printed

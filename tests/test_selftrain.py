@@ -191,6 +191,43 @@ def test_selftrain_round_end_to_end(tmp_path, tiny_corpus, tiny_run):
         summary["rounds"]
 
 
+def test_weights_are_scored_as_their_run_scored_them(tiny_corpus, tiny_run, tiny_artifact):
+    from punctum.train.checkpoint import load_checkpoint
+    from punctum.train.trainer import score_weights
+
+    recipe = parse_recipe(tomllib.loads(TINY_RECIPE), tiny_corpus, name="tiny")
+    recorded = load_checkpoint(tiny_run / "best.pt")["state"]["best_f1"]
+    assert score_weights(recipe, tiny_run / "best.pt")["punct_f1"] == pytest.approx(recorded)
+    # the int8 artifact of the same run, read back: within int8 noise of the checkpoint
+    assert abs(score_weights(recipe, tiny_artifact)["punct_f1"] - recorded) < 0.05
+
+
+def test_selftrain_from_an_artifact_teacher(tmp_path, tiny_corpus, tiny_artifact):
+    from punctum.train.checkpoint import load_checkpoint
+
+    raw = tomllib.loads(TINY_RECIPE)
+    raw["train"].update(steps=6, eval_every=6, checkpoint_every=6)
+    recipe = parse_recipe(raw, tiny_corpus, name="tiny")
+    config = selftrain_config(tmp_path, teacher=str(tiny_artifact), rounds=1,
+                              student_init="teacher", max_shared_ngrams=10**6,
+                              eval_files=(str(tiny_corpus / "dev.che"),))
+    summary = st.selftrain(recipe, config, tmp_path / "st", progress=False)
+    assert summary["rounds"][0]["checkpoint"] == str(tiny_artifact)
+    assert not (tmp_path / "st" / "round-1" / "teacher").exists()  # labels from the artifact
+    student = load_checkpoint(tmp_path / "st" / "round-1" / "student" / "best.pt")
+    assert student["recipe"]["train"]["init_from"] == str(tiny_artifact)
+    assert (tmp_path / "st" / "best.pt").exists() == (summary["best_round"] == 1)
+    again = st.selftrain(recipe, config, tmp_path / "st", progress=False)
+    assert again["rounds"] == summary["rounds"]  # round 0 is not measured twice
+
+
+def test_an_ensemble_is_no_selftraining_teacher(tmp_path, tiny_corpus):
+    recipe = parse_recipe(tomllib.loads(TINY_RECIPE), tiny_corpus, name="tiny")
+    config = selftrain_config(tmp_path, teacher="en-ensemble")
+    with pytest.raises(ValueError, match="ensemble"):
+        st.selftrain(recipe, config, tmp_path / "st", progress=False)
+
+
 def test_selftrain_recipe_errors(tmp_path, tiny_corpus):
     recipe = tmp_path / "r.toml"
     recipe.write_text(TINY_RECIPE)

@@ -12,19 +12,23 @@ A self-training recipe is an ordinary training recipe plus a [selftrain] table:
     student_init = "pretrained"   # or "teacher": warm-start each student (short CPU budgets)
     student_train = {steps = 1000, lr = 3e-5, warmup_steps = 50}   # [train] overrides
 
-Round 0 trains the teacher on the labelled sources (or takes `teacher`, a checkpoint). Each
-round r >= 1 exports the best model so far as an fp32 ONNX artifact, pseudo-labels the pool
+Round 0 trains the teacher on the labelled sources, or takes `teacher`: a checkpoint, or a
+model artifact (a bundled name such as "en-accurate", or an exported folder), whose dev F1 is
+measured as the students' is (`trainer.score_weights`). Each round r >= 1 exports the best
+model so far as an fp32 ONNX artifact (an artifact teacher is used as it is), pseudo-labels the pool
 with it (batched, resumable by parts, deterministic), and trains a student on labelled +
 pseudo-labelled data: from the same initialisation as the teacher (the paper), or, with
 student_init = "teacher", from the teacher's weights for a shorter run (student_train).
 Everything lives in the output folder:
 
     pool.txt.gz            the normalised pool (checked against eval_files once)
-    round-0/               teacher run (best.pt, history.json, ...)
+    round-0/               teacher run (best.pt, history.json, ...), or round.json of a
+                           given teacher
     round-r/teacher/       artifact used for pseudo labels
     round-r/pseudo/        part-NNNNN.txt, then pseudo.txt.gz
     round-r/student/       student run
     selftrain.json         dev F1 per round and the best round; best.pt is its checkpoint
+                           (none when an artifact teacher stays best)
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from punctum.corpora import iter_lines, iter_tsv
 from punctum.evaluation import detect_format, load_scored
 from punctum.fileio import atomic_writer
 from punctum.text import normalize, render, sentence_spans
+from punctum.train import recover
 from punctum.train.data import SourceConfig
 from punctum.train.recipe import Recipe, parse_recipe
 
@@ -68,7 +73,8 @@ class SelfTrainConfig:
             probability is at least this (0 = keep all).
         ngram, max_shared_ngrams: the overlap check: refuse a pool that shares more than
             max_shared_ngrams distinct n-grams with the evaluation files.
-        teacher: a checkpoint to start from instead of training round 0.
+        teacher: a checkpoint, or a single-model artifact (bundled name or folder), to
+            start from instead of training round 0.
         chunk_documents: pool documents per pseudo-label part (the unit of resuming).
         max_pool_documents: use at most this many pool documents (0 = all).
         max_pool_words: keep a random subset of the pool's documents (seeded, in their
@@ -346,47 +352,71 @@ def _train_round(recipe: Recipe, folder: Path, tokenizer: Path | None, shared_ca
     return state.best_f1
 
 
-def _export_teacher(checkpoint: Path, folder: Path, name: str) -> Path:
+def _teacher_artifact(teacher: str | Path, folder: Path, name: str) -> Path | str:
+    """An artifact that pseudo-labels for `teacher`: an artifact teacher itself, or a
+    checkpoint exported (fp32) into folder."""
     from punctum.train.export import ExportOptions, export_artifact, parity_texts
 
+    if recover.is_artifact(teacher):
+        return teacher
     if (folder / "punctum.json").exists():
         return folder
+    checkpoint = Path(teacher)
     options = ExportOptions(int8=False, name=name)
     export_artifact(checkpoint, folder, checkpoint.parent / "tokenizer.json", options,
                     parity_texts(checkpoint))
     return folder
 
 
+def _round_zero(recipe: Recipe, config: SelfTrainConfig, out: Path, cache: Path,
+                progress: bool) -> tuple[str | Path, float]:
+    """(the first teacher, its dev F1): the given checkpoint or artifact, else a trained run."""
+    if not config.teacher:
+        f1 = _train_round(recipe, out / "round-0", None, cache, progress)
+        return out / "round-0" / "best.pt", f1
+    if not recover.is_artifact(config.teacher):
+        return Path(config.teacher), _checkpoint_f1(Path(config.teacher))
+    summary = out / "round-0" / "round.json"
+    if summary.exists():
+        return config.teacher, json.loads(summary.read_text())["dev_f1"]
+    from punctum.train.trainer import score_weights
+
+    f1 = score_weights(recipe, config.teacher)["punct_f1"]
+    summary.parent.mkdir(parents=True, exist_ok=True)
+    summary.write_text(json.dumps({"dev_f1": f1, "teacher": str(config.teacher)}))
+    return config.teacher, f1
+
+
 def selftrain(recipe: Recipe, config: SelfTrainConfig, out_dir: str | Path,
               progress: bool = True) -> dict:
     """Run the rounds (resuming finished work); returns the summary in selftrain.json."""
+    from punctum.train.trainer import weights_tokenizer
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     pool = build_pool(config, out)
     cache = out / "cache"
-    if config.teacher:
-        best_checkpoint, best_f1 = Path(config.teacher), _checkpoint_f1(Path(config.teacher))
-    else:
-        best_f1 = _train_round(recipe, out / "round-0", None, cache, progress)
-        best_checkpoint = out / "round-0" / "best.pt"
-    history = [{"round": 0, "dev_f1": best_f1, "checkpoint": str(best_checkpoint)}]
+    best, best_f1 = _round_zero(recipe, config, out, cache, progress)
+    history = [{"round": 0, "dev_f1": best_f1, "checkpoint": str(best)}]
     best_round = 0
     for r in range(1, config.rounds + 1):
         folder = out / f"round-{r}"
-        teacher = _export_teacher(best_checkpoint, folder / "teacher", f"teacher-{r}")
+        teacher = _teacher_artifact(best, folder / "teacher", f"teacher-{r}")
         pseudo = pseudo_label(teacher, pool, folder / "pseudo", config, progress)
-        f1 = _train_round(student_recipe(recipe, pseudo, config, best_checkpoint),
-                          folder / "student",
-                          best_checkpoint.parent / "tokenizer.json", cache, progress)
+        f1 = _train_round(student_recipe(recipe, pseudo, config, best), folder / "student",
+                          weights_tokenizer(str(best)), cache, progress)
         history.append({"round": r, "dev_f1": f1,
                         "checkpoint": str(folder / "student" / "best.pt")})
         log.info("self-training round %d: dev F1 %.4f (best so far %.4f)", r, f1, best_f1)
         if f1 <= best_f1:
             break
         best_f1, best_round = f1, r
-        best_checkpoint = folder / "student" / "best.pt"
-    shutil.copy(best_checkpoint, out / "best.pt")
-    shutil.copy(best_checkpoint.parent / "tokenizer.json", out / "tokenizer.json")
+        best = folder / "student" / "best.pt"
+    if recover.is_artifact(best):
+        log.info("no student beat the teacher %s on dev: no best.pt written", best)
+    else:
+        shutil.copy(best, out / "best.pt")
+        shutil.copy(Path(best).parent / "tokenizer.json", out / "tokenizer.json")
     summary = {"rounds": history, "best_round": best_round, "best_dev_f1": best_f1,
                "config": dataclasses.asdict(config)}
     (out / "selftrain.json").write_text(json.dumps(summary, indent=2))

@@ -103,7 +103,7 @@ def prepare_tokenizer(recipe: Recipe, out: Path, dist: Distributed) -> SubwordTo
     config = recipe.tokenizer
     path = out / TOKENIZER_NAME
     if recipe.train.init_from and dist.main and not path.exists():
-        source = _init_tokenizer(recipe.train.init_from)
+        source = weights_tokenizer(recipe.train.init_from)
         if not source.exists():
             raise FileNotFoundError(f"train.init_from: {source}: no tokenizer beside the "
                                     f"checkpoint")
@@ -408,11 +408,12 @@ def make_task(recipe: Recipe, out: Path, dist: Distributed, device: str):
     return TaggingTask(recipe, out, dist, device)
 
 
-def _init_tokenizer(init_from: str) -> Path:
+def weights_tokenizer(init_from: str) -> Path:
     """The tokenizer file the init_from weights belong to: the artifact's, or the one beside
     the checkpoint in its run folder."""
     if recover.is_artifact(init_from):
         folder = artifacts.resolve(init_from)
+        recover.model_config(folder)  # an ensemble has no weights (nor one tokenizer)
         return folder / artifacts.read_artifact(folder).meta["tokenizer"]["file"]
     if not Path(init_from).is_file():
         raise FileNotFoundError(f"train.init_from: {init_from}: not a checkpoint file, a model "
@@ -446,6 +447,27 @@ def _load_initial_weights(model: torch.nn.Module, path: str) -> None:
         raise ValueError(f"train.init_from: {path} does not fit this recipe's model "
                          f"(missing or unexpected weights: {names})")
     log.info("model weights from %s", path)
+
+
+def score_weights(recipe: Recipe, weights: str | Path) -> dict:
+    """Dev scores of a checkpoint's or a single-model artifact's weights, measured as a run
+    of `recipe` measures its own (its dev file, train.dev_words, windows of max_subwords).
+
+    Raises:
+        ValueError: the recipe has no dev file, or the weights do not fit its model.
+    """
+    if not recipe.data.dev:
+        raise ValueError("scoring weights needs data.dev in the recipe")
+    recipe = dataclasses.replace(recipe, train=dataclasses.replace(recipe.train,
+                                                                   init_from=str(weights)))
+    tokenizer = SubwordTokenizer.load(weights_tokenizer(str(weights)),
+                                      recipe.tokenizer.label_position)
+    model = build_for_recipe(recipe, tokenizer)
+    _load_initial_weights(model, str(weights))
+    device = resolve_device(recipe.train.device)
+    with torch.no_grad():
+        return evaluate(model.to(device), prepare_dev(recipe, tokenizer), recipe, tokenizer,
+                        device, recipe.train.dev_words)
 
 
 def _setup(recipe: Recipe, out: Path) -> _Run:
