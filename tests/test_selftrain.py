@@ -1,5 +1,6 @@
 """Self-training: discriminative loss, pool overlap check, pseudo labels, rounds."""
 
+import dataclasses
 import random
 import tomllib
 
@@ -219,6 +220,9 @@ def test_selftrain_from_an_artifact_teacher(tmp_path, tiny_corpus, tiny_artifact
     assert (tmp_path / "st" / "best.pt").exists() == (summary["best_round"] == 1)
     again = st.selftrain(recipe, config, tmp_path / "st", progress=False)
     assert again["rounds"] == summary["rounds"]  # round 0 is not measured twice
+    other = dataclasses.replace(config, teacher="en-tiny")
+    with pytest.raises(ValueError, match="started with the teacher"):
+        st.selftrain(recipe, other, tmp_path / "st", progress=False)
 
 
 def test_an_ensemble_is_no_selftraining_teacher(tmp_path, tiny_corpus):

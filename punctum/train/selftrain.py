@@ -378,7 +378,11 @@ def _round_zero(recipe: Recipe, config: SelfTrainConfig, out: Path, cache: Path,
         return Path(config.teacher), _checkpoint_f1(Path(config.teacher))
     summary = out / "round-0" / "round.json"
     if summary.exists():
-        return config.teacher, json.loads(summary.read_text())["dev_f1"]
+        done = json.loads(summary.read_text())
+        if done.get("teacher") != str(config.teacher):
+            raise ValueError(f"{out} was started with the teacher {done.get('teacher')}, not "
+                             f"{config.teacher}: use another output folder")
+        return config.teacher, done["dev_f1"]
     from punctum.train.trainer import score_weights
 
     f1 = score_weights(recipe, config.teacher)["punct_f1"]
