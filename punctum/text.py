@@ -64,8 +64,8 @@ class Inventory:
         pre_marks: marks written before a word (Spanish ¿ ¡).
         word_unit: "word" (space-separated) or "char" (each Han/kana character is a word).
         abbreviations: lowercase words whose trailing period is part of their spelling, not a
-            sentence mark ("dr" in "Dr."). Letters separated by periods (U.S., e.g., a.m.)
-            are always abbreviations.
+            sentence mark ("dr" in "Dr."). Runs of one or two letters separated by periods
+            (U.S., e.g., a.m., Ph.D.) are always abbreviations.
         elisions: lowercase words that keep a leading apostrophe ("em" in 'em).
         extra_strip: further characters stripped from word edges in this language.
     """
@@ -408,11 +408,12 @@ def _extend_core(token: str, start: int, end: int, inv: Inventory) -> tuple[int,
 
 
 def _is_abbreviation(core: str, inv: Inventory) -> bool:
-    """U.S, e.g, a.m (letters separated by periods) or a listed abbreviation."""
+    """U.S, e.g, a.m, Ph.D, B.Sc (runs of one or two letters separated by periods) or a
+    listed abbreviation."""
     if lower_word(core) in inv.abbreviations:
         return True
     parts = core.split(".")
-    return len(parts) > 1 and all(len(p) == 1 and p.isalpha() for p in parts)
+    return len(parts) > 1 and all(len(p) <= 2 and p.isalpha() for p in parts)
 
 
 def _edge_marks(chars: str, lookup: dict, table: str) -> str:

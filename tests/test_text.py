@@ -149,6 +149,9 @@ def test_abbreviation_periods_are_part_of_the_word():
                      abbreviated=(False, False, True))
     assert render(final) == "In the U.S."  # one period, not two
     assert canonical("In the U.S..") == "In the U.S."
+    degrees = parse("a Ph.D. and a B.Sc. from google.com.")
+    assert degrees.abbreviated == (False, True, False, False, True, False, False)
+    assert render(degrees) == "a Ph.D. and a B.Sc. from google.com."
     # An unabbreviated word keeps its words when a model adds a period after it.
     assert normalize(render(Labelled(("dr",), ("PERIOD",), (CAP,)))) == ["dr"]
 
