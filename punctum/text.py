@@ -562,18 +562,26 @@ def render(
     return "".join(parts)
 
 
+def is_address(word: str) -> bool:
+    """An e-mail address, a handle or a web address (joe@example.com, https://x.org,
+    www.example.com): written in lowercase, never Capitalised as a name or a sentence start."""
+    return "@" in word or "://" in word or word.lower().startswith("www.")
+
+
 def written_cases(labelled: Labelled, language: str | Inventory = "en", *,
                   sentence_case: bool = False, sentence_start: bool = True) -> tuple[str, ...]:
     """The case each word is written in by `render` with the same options, (n,).
 
-    With sentence_case, a LOWER word that starts a sentence is written CAP.
+    With sentence_case, a LOWER word that starts a sentence is written CAP (an address,
+    `is_address`, stays lowercase).
     """
     if not sentence_case:
         return tuple(labelled.case)
     final = get_inventory(language).sentence_final
     cases = []
-    for case, post in zip(labelled.case, labelled.post):
-        cases.append(CAP if sentence_start and case == LOWER else case)
+    for word, case, post in zip(labelled.words, labelled.case, labelled.post):
+        start = sentence_start and case == LOWER and not is_address(word)
+        cases.append(CAP if start else case)
         sentence_start = post in final
     return tuple(cases)
 

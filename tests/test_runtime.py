@@ -273,6 +273,19 @@ def test_windows_per_call_caps_every_onnx_batch(tiny_artifact, tmp_path):
             Punctuator.load(folder)
 
 
+def test_addresses_are_written_in_lowercase(tiny_artifact):
+    from punctum.runtime import decide_case
+
+    probs = np.array([[0, 0.9, 0.1, 0], [0, 0, 0, 1], [0, 0.9, 0.1, 0]], np.float32)
+    labels = ("LOWER", "CAP", "UPPER", "MIX")
+    words = ("joe@example.com", "www.example.com", "joe")
+    assert decide_case(words, probs, labels) == ("LOWER", "LOWER", "CAP")
+    text = "joe@example.com wrote to https://example.org and www.example.com"
+    restored = Punctuator.load(tiny_artifact).restore(text)
+    assert restored.startswith("joe@example.com")  # not a capitalised sentence start
+    assert "https://example.org" in restored and "www.example.com" in restored
+
+
 def test_capitalised_words_are_never_lower(tiny_artifact, tmp_path):
     from punctum.runtime import decide_case
 

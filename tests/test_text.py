@@ -276,3 +276,13 @@ def test_lowercase_fast_path_matches_character_rules(word):
     assert text.lower_word(word) == "".join(text.lower_char(c) for c in word)
     has_upper = any(text.lower_char(c) != c for c in word)
     assert (text.case_of(word) == text.LOWER) == (not has_upper)
+
+
+def test_addresses_do_not_start_sentences_in_capitals():
+    from punctum.text import is_address, written_cases
+
+    assert is_address("joe@example.com") and is_address("https://x.org/a")
+    assert is_address("www.example.com") and not is_address("u.s") and not is_address("ted")
+    labelled = parse("www.example.com is down. joe@example.com wrote. we know.")
+    assert written_cases(labelled, sentence_case=True) == (LOWER, LOWER, LOWER, LOWER, LOWER,
+                                                          CAP, LOWER)
