@@ -261,7 +261,7 @@ def test_bf16_runs_as_fp32_on_a_cpu_without_bf16_kernels(monkeypatch, caplog):
     from punctum.train import trainer
 
     monkeypatch.setattr(trainer, "cpu_has_bf16", lambda: False)
-    monkeypatch.setattr(trainer, "_WARNED", set())
+    trainer._warn_bf16_as_fp32.cache_clear()
     lstm = torch.nn.LSTM(4, 4, batch_first=True)
     with caplog.at_level("WARNING"), trainer.autocast("cpu", "bf16"):
         out, _ = lstm(torch.randn(2, 3, 4))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -92,26 +93,24 @@ def autocast(device: str, dtype: str):
     """One autocast context for training and evaluation (bf16 or a no-op). On a CPU without
     bf16 kernels (AVX2 only: oneDNN has no bf16 LSTM there) bf16 runs as fp32, with a warning."""
     if dtype == "bf16" and device == "cpu" and not cpu_has_bf16():
-        _warn_once("this CPU has no bf16 kernels (oneDNN): train.dtype 'bf16' runs in fp32")
+        _warn_bf16_as_fp32()
         return contextlib.nullcontext()
     if dtype == "bf16":
         return torch.autocast(device_type=device, dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
 
+@functools.cache
 def cpu_has_bf16() -> bool:
-    """Whether oneDNN has bf16 kernels on this CPU (AVX-512 BF16, AMX or AVX-512 emulation)."""
+    """Whether oneDNN has bf16 kernels on this CPU (AVX-512 BF16, AMX or AVX-512 emulation);
+    asked once per process (autocast runs every step)."""
     mkldnn = torch.backends.mkldnn
     return bool(mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
-_WARNED: set[str] = set()
-
-
-def _warn_once(message: str) -> None:
-    if message not in _WARNED:
-        _WARNED.add(message)
-        log.warning(message)
+@functools.cache
+def _warn_bf16_as_fp32() -> None:
+    log.warning("this CPU has no bf16 kernels (oneDNN): train.dtype 'bf16' runs in fp32")
 
 
 # ----------------------------------------------------------------------------- setup
