@@ -39,7 +39,7 @@ from punctum.text import get_inventory
 from punctum.train import selftrain as st
 from punctum.train.export import ExportOptions, export_artifact, parity_texts
 from punctum.train.recover import is_artifact
-from punctum.train.trainer import weights_tokenizer
+from punctum.train.trainer import score_weights, weights_tokenizer
 
 
 def variants(config: st.SelfTrainConfig) -> dict[str, st.SelfTrainConfig]:
@@ -159,7 +159,18 @@ def main() -> None:
         baseline_hyp = baseline_hyp or hyp
         results[name] = {"punct": punct.to_dict(), "bootstrap": boot and boot.to_dict()}
         print(row(name, punct, boot), flush=True)
+    dev = {name: dev_f1(recipe, checkpoint) for name, checkpoint in checkpoints.items()}
+    print("# dev2012 F1 (train.dev_words slice): "
+          + ", ".join(f"{name} {f1 * 100:.2f}" for name, f1 in dev.items()))
     (out / "ablation.json").write_text(json.dumps(results, indent=2))
+
+
+def dev_f1(recipe, weights) -> float:
+    """The dev F1 a run records for its best checkpoint; for a model artifact, its weights
+    scored the same way (`trainer.score_weights`)."""
+    if is_artifact(weights):
+        return score_weights(recipe, weights)["punct_f1"]
+    return st._checkpoint_f1(Path(weights))
 
 
 if __name__ == "__main__":
