@@ -55,6 +55,11 @@ def variants(config: st.SelfTrainConfig) -> dict[str, st.SelfTrainConfig]:
     }
 
 
+def control_config(config: st.SelfTrainConfig) -> st.SelfTrainConfig:
+    """The warm-started students' control: plain supervised training, no smoothing."""
+    return dataclasses.replace(config, beta_human=0.0)
+
+
 def folder_name(row_name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", row_name.lower()).strip("-")
 
@@ -96,8 +101,8 @@ def row(name: str, punct, bootstrap) -> str:
             f"{overall.recall * 100:.1f} / {overall.f1 * 100:.1f} | {p} |")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_setup_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments that fix the teacher, the pool and the students' training."""
     parser.add_argument("recipe", help="a self-training recipe (recipes/en-accurate.toml)")
     parser.add_argument("--out", required=True, help="folder for runs (resumable)")
     parser.add_argument("--data", default="../shared/data", help="data root")
@@ -105,9 +110,11 @@ def main() -> None:
     parser.add_argument("--teacher", help="teacher checkpoint, model folder or bundled model "
                         "(default: train round 0); a model is scored as it is (int8 or not)")
     parser.add_argument("--max-pool-documents", type=int, help="cap the pool")
-    parser.add_argument("--int8", action="store_true", help="score int8 exports")
-    parser.add_argument("--only", nargs="+", metavar="ROW", help="rows to train and score")
-    args = parser.parse_args()
+
+
+def prepare(args: argparse.Namespace) -> tuple:
+    """(recipe, selftrain config, teacher, pseudo-labelled file): the pool built and checked,
+    the teacher trained if none is given, the pool labelled; all cached in args.out."""
     data, out = Path(args.data), Path(args.out)
     recipe, config = st.load_selftrain_recipe(args.recipe, data)
     if args.steps:  # the students' (and a trained teacher's) steps
@@ -119,28 +126,41 @@ def main() -> None:
         config = dataclasses.replace(config, max_pool_documents=args.max_pool_documents)
     out.mkdir(parents=True, exist_ok=True)
     pool = st.build_pool(config, out)
-    cache = out / "cache"
     teacher = args.teacher or out / "teacher" / "best.pt"
     if not is_artifact(teacher):
         teacher = Path(teacher)
     if not args.teacher:
-        st._train_round(recipe, teacher.parent, None, cache, progress=True)
+        st._train_round(recipe, teacher.parent, None, out / "cache", progress=True)
     teacher_artifact = st._teacher_artifact(teacher, out / "teacher-fp32", "teacher")
     pseudo = st.pseudo_label(teacher_artifact, pool, out / "pseudo", config)
+    return recipe, config, teacher, pseudo
+
+
+def train_student(recipe, pseudo, variant: st.SelfTrainConfig, teacher, folder: Path) -> Path:
+    """One student (pseudo None: the labelled-only control) trained or reused; its best.pt."""
+    st._train_round(st.student_recipe(recipe, pseudo, variant, teacher), folder,
+                    weights_tokenizer(str(teacher)), folder.parent / "cache", progress=True)
+    return folder / "best.pt"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_setup_arguments(parser)
+    parser.add_argument("--int8", action="store_true", help="score int8 exports")
+    parser.add_argument("--only", nargs="+", metavar="ROW", help="rows to train and score")
+    args = parser.parse_args()
+    data, out = Path(args.data), Path(args.out)
+    recipe, config, teacher, pseudo = prepare(args)
     checkpoints = {"baseline": teacher}
     students = {name: (pseudo, variant) for name, variant in variants(config).items()}
     if config.student_init == "teacher":
         checkpoints = {"teacher": teacher}
-        control = dataclasses.replace(config, beta_human=0.0)  # plain supervised training
-        students = {"baseline (control)": (None, control)} | students
+        students = {"baseline (control)": (None, control_config(config))} | students
     wanted = set(args.only or [folder_name(name) for name in students])
     for name, (pseudo_file, variant) in students.items():
-        if folder_name(name) not in wanted:
-            continue
-        folder = out / folder_name(name)
-        st._train_round(st.student_recipe(recipe, pseudo_file, variant, teacher), folder,
-                        weights_tokenizer(str(teacher)), cache, progress=True)
-        checkpoints[name] = folder / "best.pt"
+        if folder_name(name) in wanted:
+            checkpoints[name] = train_student(recipe, pseudo_file, variant, teacher,
+                                              out / folder_name(name))
     print(f"# {datetime.date.today()} · {hardware()} · {' '.join(sys.argv)}")
     print("| model | COMMA P/R/F1 | PERIOD P/R/F1 | QUESTION P/R/F1 | overall P/R/F1 | "
           "ΔF1 vs baseline (p) |")

@@ -26,7 +26,19 @@ import numpy as np
 from punctum import artifact as artifacts
 from punctum import calibration
 from punctum.pauses import bucketize
-from punctum.text import CAP, LOWER, MIX, NULL, Labelled, is_address, parse, render, written_cases
+from punctum.text import (
+    CAP,
+    LOWER,
+    MIX,
+    NULL,
+    UPPER,
+    Labelled,
+    is_address,
+    is_initialism,
+    parse,
+    render,
+    written_cases,
+)
 from punctum.tokenizer import SubwordTokenizer
 from punctum.windows import WindowConfig, plan_word_windows, stitch
 
@@ -419,8 +431,9 @@ class Punctuator:
 def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Sequence[str],
                 capitalised: frozenset = frozenset()) -> tuple[str, ...]:
     """Each word's case: the most probable label, except that a word of `capitalised`
-    (names the training text always writes Capitalised, capitalised.json) is never LOWER
-    and an address (`text.is_address`: joe@example.com) is written in lowercase.
+    (names the training text always writes Capitalised, capitalised.json) is never LOWER,
+    an address (`text.is_address`: joe@example.com) is written in lowercase and a dotted
+    initialism (`text.is_initialism`: s.o.s) predicted CAP or MIX is UPPER.
 
     Args:
         words: (n,) normalised words.
@@ -429,6 +442,8 @@ def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Seque
     case = [case_labels[i] for i in case_probs.argmax(-1)]
     if capitalised:
         case = [CAP if c == LOWER and w in capitalised else c for w, c in zip(words, case)]
+    case = [UPPER if c in (CAP, MIX) and is_initialism(w) else c
+            for w, c in zip(words, case)]
     return tuple(LOWER if is_address(w) else c for w, c in zip(words, case))
 
 

@@ -568,6 +568,20 @@ def is_address(word: str) -> bool:
     return "@" in word or "://" in word or word.lower().startswith("www.")
 
 
+# Dotted runs of single letters written in lowercase; every other one (U.S., S.O.S., F.B.I.)
+# is an initialism, all capitals whenever it is not lowercase.
+_LOWERCASE_INITIALISMS = frozenset({"e.g", "i.e", "a.m", "p.m"})
+
+
+def is_initialism(word: str) -> bool:
+    """A dotted initialism such as u.s or s.o.s. (a final period allowed): written all in
+    capitals, never Capitalised (S.o.s.); e.g, i.e, a.m, p.m excepted."""
+    core = word[:-1] if word.endswith(".") else word
+    parts = core.split(".")
+    return (len(parts) > 1 and all(len(p) == 1 and p.isalpha() for p in parts)
+            and core.lower() not in _LOWERCASE_INITIALISMS)
+
+
 def written_cases(labelled: Labelled, language: str | Inventory = "en", *,
                   sentence_case: bool = False, sentence_start: bool = True) -> tuple[str, ...]:
     """The case each word is written in by `render` with the same options, (n,).

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from punctum.runtime import Punctuator, RestoreOptions
-from punctum.text import normalize
+from punctum.text import Labelled, normalize, render
 from punctum.windows import WindowConfig
 
 SAMPLE = "do you like the house well i see my car and we visit new york"
@@ -284,6 +284,19 @@ def test_addresses_are_written_in_lowercase(tiny_artifact):
     restored = Punctuator.load(tiny_artifact).restore(text)
     assert restored.startswith("joe@example.com")  # not a capitalised sentence start
     assert "https://example.org" in restored and "www.example.com" in restored
+
+
+def test_dotted_initialisms_are_written_in_capitals():
+    from punctum.runtime import decide_case
+
+    probs = np.array([[0, 0.9, 0.1, 0], [0, 0.2, 0.1, 0.7], [0, 0.9, 0.1, 0],
+                      [0.9, 0.1, 0, 0], [0, 0.9, 0.1, 0]], np.float32)
+    labels = ("LOWER", "CAP", "UPPER", "MIX")
+    words = ("s.o.s", "f.b.i.", "e.g", "u.s", "ph.d")
+    assert decide_case(words, probs, labels) == ("UPPER", "UPPER", "CAP", "LOWER", "CAP")
+    assert render(Labelled(("we", "sent", "s.o.s"), ("O", "O", "PERIOD"),
+                           ("CAP", "LOWER", "UPPER"), abbreviated=(False, False, True))) \
+        == "We sent S.O.S."
 
 
 def test_capitalised_words_are_never_lower(tiny_artifact, tmp_path):

@@ -278,6 +278,14 @@ def test_lowercase_fast_path_matches_character_rules(word):
     assert (text.case_of(word) == text.LOWER) == (not has_upper)
 
 
+def test_initialisms_are_dotted_single_letters():
+    from punctum.text import is_initialism
+
+    assert is_initialism("u.s") and is_initialism("s.o.s.") and is_initialism("F.B.I")
+    assert not is_initialism("e.g") and not is_initialism("p.m.") and not is_initialism("ph.d")
+    assert not is_initialism("us") and not is_initialism("a..b") and not is_initialism("1.5")
+
+
 def test_addresses_do_not_start_sentences_in_capitals():
     from punctum.text import is_address, written_cases
 
