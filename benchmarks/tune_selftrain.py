@@ -51,16 +51,14 @@ def point_folder(point) -> str:
     return "grid-a{:g}-bh{:g}-bp{:g}".format(*point)
 
 
-def full_dev_f1(recipe, checkpoint: Path) -> dict:
-    """All of dev2012 scored for a checkpoint, cached beside it."""
-    cache = checkpoint.parent / "dev2012-all.json"
+def full_dev_f1(recipe, weights, cache: Path) -> dict:
+    """All of dev2012 scored for a checkpoint or an artifact's weights, cached in `cache`."""
     if cache.exists():
         return json.loads(cache.read_text())
     everything = dataclasses.replace(recipe, train=dataclasses.replace(recipe.train,
                                                                        dev_words=0))
-    scores = score_weights(everything, checkpoint)
-    result = {"punct_f1": scores["punct_f1"], "case_f1": scores.get("case_f1"),
-              "words": scores["words"]}
+    scores = score_weights(everything, weights)
+    result = {"punct_f1": scores["punct_f1"], "words": scores["words"]}
     cache.write_text(json.dumps(result, indent=2))
     return result
 
@@ -84,20 +82,23 @@ def main() -> None:
             pseudo_file = pseudo
         checkpoint = train_student(recipe, pseudo_file, variant, teacher,
                                    out / point_folder(point))
-        rows[point] = (st._checkpoint_f1(checkpoint), full_dev_f1(recipe, checkpoint))
+        rows[point] = (st._checkpoint_f1(checkpoint),
+                       full_dev_f1(recipe, checkpoint, checkpoint.parent / "dev2012-all.json"))
+    teacher_dev = full_dev_f1(recipe, teacher, out / "teacher-dev2012-all.json")
     print(f"# {datetime.date.today()} · {hardware()} · {' '.join(sys.argv)}")
-    print("| alpha | beta_human | beta_pseudo | dev slice F1 (run's best) | dev2012 punct. F1 "
-          "(all) | dev2012 casing F1 | Δ vs control |")
-    print("|---|---|---|---|---|---|---|")
+    print("| alpha | beta_human | beta_pseudo | dev slice F1 (run's best) | dev2012 F1 (all) | "
+          "Δ vs control |")
+    print("|---|---|---|---|---|---|")
+    print(f"| the teacher ({teacher}) | | | | {teacher_dev['punct_f1'] * 100:.2f} | |")
     control = rows.get(CONTROL, (None, None))[1]
     for point, (slice_f1, dev) in rows.items():
         cells = ["labelled only", "", ""] if point == CONTROL else [f"{v:g}" for v in point]
         delta = "" if control is None or point == CONTROL else \
             f"{(dev['punct_f1'] - control['punct_f1']) * 100:+.2f}"
-        case = "" if dev["case_f1"] is None else f"{dev['case_f1'] * 100:.2f}"
         print(f"| {' | '.join(cells)} | {slice_f1 * 100:.2f} | {dev['punct_f1'] * 100:.2f} | "
-              f"{case} | {delta} |")
+              f"{delta} |")
     results = {point_folder(p): {"slice_f1": s, "dev2012": d} for p, (s, d) in rows.items()}
+    results["teacher"] = {"dev2012": teacher_dev}
     (out / "tuning.json").write_text(json.dumps(results, indent=2))
 
 
