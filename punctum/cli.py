@@ -524,8 +524,8 @@ def _run_calibrate(args) -> int:
     punctuator = Punctuator.load(folder, threads=args.threads, post_bias={})
     dev = load_scored(args.dev, args.dev_format, punctuator.inventory)
     fit = fit_on_dev(punctuator, dev)
-    print(f"{fit.words:,} dev words: overall punctuation F1 {fit.f1_before * 100:.1f} -> "
-          f"{fit.f1_after * 100:.1f} with biases "
+    print(f"{fit.words:,} dev words: overall punctuation F1 {fit.f1_before * 100:.2f} -> "
+          f"{fit.f1_after * 100:.2f} with biases "
           + ", ".join(f"{label} {value:+.2f}" for label, value in fit.bias.items()))
     if args.dry_run:
         return 0
