@@ -12,6 +12,8 @@ Rows, all students of one round from the same teacher and the same pseudo labels
     + weighted loss               alpha from the recipe, no smoothing
     + label smoothing             alpha, beta_human = beta_pseudo = the recipe's beta_human
     + discriminative smoothing    alpha, beta_human, beta_pseudo from the recipe
+                                  (--method ALPHA BETA_HUMAN BETA_PSEUDO overrides the
+                                  recipe's three values for these rows)
 Each model is exported (fp32 ONNX; --int8 for per-channel int8), restored through the public
 API and scored: P/R/F1 per mark and overall, and a paired bootstrap (1,000 resamples over
 reference sentences) against the baseline. Finished runs in --out are reused, so the script
@@ -148,9 +150,18 @@ def main() -> None:
     add_setup_arguments(parser)
     parser.add_argument("--int8", action="store_true", help="score int8 exports")
     parser.add_argument("--only", nargs="+", metavar="ROW", help="rows to train and score")
+    parser.add_argument("--method", nargs=3, type=float,
+                        metavar=("ALPHA", "BETA_HUMAN", "BETA_PSEUDO"),
+                        help="the full method's values for the weighted and smoothed rows "
+                        "(default: the recipe's; a recipe tuned to alpha 1 and no smoothing "
+                        "would make those rows copies of vanilla self-training)")
     args = parser.parse_args()
     data, out = Path(args.data), Path(args.out)
     recipe, config, teacher, pseudo = prepare(args)
+    if args.method:
+        alpha, beta_human, beta_pseudo = args.method
+        config = dataclasses.replace(config, alpha=alpha, beta_human=beta_human,
+                                     beta_pseudo=beta_pseudo)
     checkpoints = {"baseline": teacher}
     students = {name: (pseudo, variant) for name, variant in variants(config).items()}
     if config.student_init == "teacher":
