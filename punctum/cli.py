@@ -25,6 +25,7 @@ from pathlib import Path
 from punctum.version import __version__
 
 EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a reader that went away
 
 
 def _at_least(minimum: int):
@@ -922,12 +923,22 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return args.run(args)
+    except BrokenPipeError:  # `punctum restore big.txt | head`: the reader has all it wants
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except (FileNotFoundError, ValueError, TypeError, ImportError, OSError) as error:
         print(f"punctum {args.command}: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"punctum {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that flushing it at exit raises no second error."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 if __name__ == "__main__":

@@ -122,6 +122,20 @@ def test_python_dash_m_entry_point():
     assert result.returncode == 0 and result.stdout.startswith("punctum ")
 
 
+def test_a_reader_that_stops_early_gets_no_traceback(tiny_artifact, tmp_path):
+    # `punctum restore big.txt | head -1`: the pipe closes while punctum still writes
+    path = tmp_path / "many.txt"
+    path.write_text(f"{SAMPLE}\n" * 5000)
+    command = [sys.executable, "-m", "punctum", "restore", "--model", str(tiny_artifact),
+               "-i", str(path)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = process.stdout.readline()
+    process.stdout.close()
+    error = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 141
+    assert normalize(first.decode()) == SAMPLE.split() and error == ""
+
+
 def test_export_cli(tiny_run, tmp_path, capsys):
     out = tmp_path / "fp32"
     code = main(["export", str(tiny_run / "best.pt"), str(out), "--no-int8", "--name", "t"])
