@@ -320,14 +320,20 @@ def case_of(word: str) -> str:
     """
     if word == word.lower():  # no character has a lowercase form other than itself
         return LOWER
-    cased = [c for c in word if _is_upper(c) or _is_lower(c)]
-    if not cased or not any(_is_upper(c) for c in cased):
+    cased = [c for c in word if _has_case(c)]
+    if not any(_is_upper(c) for c in cased):
         return LOWER
     if _is_upper(cased[0]) and not any(_is_upper(c) for c in cased[1:]):
         return CAP
-    if len(cased) > 1 and all(_is_upper(c) for c in cased):
+    round_trip = [c for c in cased if _is_upper(c) or _is_lower(c)]  # not ß, ﬁ, İ
+    if len(round_trip) > 1 and all(_is_upper(c) for c in round_trip):
         return UPPER
     return MIX
+
+
+def _has_case(char: str) -> bool:
+    """A letter with another case, even one that is not a 1:1 round trip (ß, ﬁ, İ)."""
+    return char.upper() != char or char.lower() != char
 
 
 def apply_case(word: str, case: str, form: str | None = None) -> str:
@@ -346,8 +352,8 @@ def apply_case(word: str, case: str, form: str | None = None) -> str:
     if case == MIX and form is not None and lower_word(form) == word:
         return form
     for i, char in enumerate(word):
-        if upper_char(char) != char:
-            return word[:i] + upper_char(char) + word[i + 1:]
+        if _has_case(char):  # the first letter with case (as case_of reads CAP)
+            return word[:i] + upper_char(char) + word[i + 1:]  # kept if not 1:1 (ß, ﬁ)
     return word
 
 

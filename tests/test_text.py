@@ -106,6 +106,14 @@ def test_apply_case_keeps_letters_that_do_not_round_trip():
     assert apply_case("iphone", MIX) == "Iphone"
 
 
+def test_capitalising_stops_at_the_first_letter_that_has_case():
+    # a first letter without a one-to-one capital stays as it is; the next one is not raised
+    assert apply_case("ﬁne", CAP) == "ﬁne"
+    assert apply_case("ßa", CAP) == "ßa"
+    assert apply_case("İstanbul", CAP) == "İstanbul"
+    assert apply_case("3d", CAP) == "3D" and apply_case("éa", CAP) == "Éa"
+
+
 def test_mix_case_round_trip_and_lexicon():
     labelled = parse("My iPhone from McDonald's.")
     assert labelled.case == (CAP, MIX, LOWER, MIX)
