@@ -112,6 +112,7 @@ def test_capitalising_stops_at_the_first_letter_that_has_case():
     assert apply_case("ßa", CAP) == "ßa"
     assert apply_case("İstanbul", CAP) == "İstanbul"
     assert apply_case("3d", CAP) == "3D" and apply_case("éa", CAP) == "Éa"
+    assert case_of("ßA") == MIX and case_of("STRAßE") == UPPER and case_of("Straße") == CAP
 
 
 def test_mix_case_round_trip_and_lexicon():
