@@ -39,6 +39,7 @@ import functools
 import json
 import json.decoder
 import json.scanner
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -761,16 +762,22 @@ def _field_time(record: dict, key: str, path: tuple, required: bool) -> float | 
     value = record.get(key)
     if value is None and not required:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+    if not is_time(value):
         if key not in record:
             got = "nothing"
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             got = repr(value)
         else:
             got = _kind(value)
-        raise _ShapeError(path + (key,), f"expected a time in seconds (a number >= 0), "
-                                         f"got {got}")
+        raise _ShapeError(path + (key,), f"expected a time in seconds (a finite number "
+                                         f">= 0), got {got}")
     return float(value)
+
+
+def is_time(value: Any) -> bool:
+    """A time in seconds: a finite number >= 0 (not a bool, not NaN or Infinity)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and value >= 0)
 
 
 def _put(record: dict, key: str, value: Any) -> None:
@@ -812,6 +819,9 @@ def _whisper_cue(segment: Any, path: tuple) -> Cue:
     segment = _expect_object(segment, path, "a segment object")
     start = _field_time(segment, "start", path, required=True)
     end = _field_time(segment, "end", path, required=True)
+    if end < start:
+        raise _ShapeError(path + ("end",), f"the segment ends ({end:g}) before it starts "
+                                           f"({start:g})")
     words = segment.get("words")
     if words:
         words = _expect_list(words, path + ("words",))

@@ -43,6 +43,7 @@ from punctum.formats import (
     _put,
     _read_json_records,
     _ShapeError,
+    is_time,
     record_cues,
     split_tokens,
 )
@@ -87,7 +88,7 @@ def _ctm_fields(line: str) -> tuple[str, str, float, float, str, str] | None:
         begin, length = float(start), float(duration)
     except ValueError:
         return None
-    if not (begin >= 0 and length >= 0):
+    if not (is_time(begin) and is_time(length)):
         return None
     return prefix, f"{utterance} {channel}", begin, round(begin + length, 6), word, suffix
 
@@ -281,6 +282,9 @@ def _hf_cue(chunk: Any, path: tuple) -> Cue:
     start, end = _hf_times(chunk.get("timestamp"), path + ("timestamp",))
     if end is None:  # Whisper's last chunk may have no end: it ends where it starts
         end = start
+    elif start is not None and end < start:
+        raise _ShapeError(path + ("timestamp",), f"the chunk ends ({end:g}) before it starts "
+                                                 f"({start:g})")
     words = [t for t in tokens if t.text]
     if len(words) == 1:  # a word-level chunk: its times are the word's
         tokens = tuple(Token(t.text, start, end, t.before, t.after) if t.text else t
@@ -294,10 +298,9 @@ def _hf_times(stamp: Any, path: tuple) -> tuple[float | None, float | None]:
         raise _ShapeError(path, f"expected [start, end] in seconds, got {_kind(stamp)}")
     times = []
     for value in stamp:
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or value < 0):
-            raise _ShapeError(path, f"expected [start, end] in seconds (numbers >= 0 or "
-                                    f"null), got {stamp!r}")
+        if value is not None and not is_time(value):
+            raise _ShapeError(path, f"expected [start, end] in seconds (finite numbers >= 0 "
+                                    f"or null), got {stamp!r}")
         times.append(None if value is None else float(value))
     return times[0], times[1]
 
