@@ -10,6 +10,7 @@ punctum.json, naming its member models.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,8 +133,9 @@ def read_artifact(path: str | Path) -> Artifact:
     if missing:
         raise ValueError(f"{path / ARTIFACT_FILE}: missing keys {missing}")
     if meta["format_version"] != FORMAT_VERSION:
-        raise ValueError(f"{path / ARTIFACT_FILE}: format_version {meta['format_version']} "
-                         f"is not supported (expected {FORMAT_VERSION})")
+        raise ValueError(f"{path / ARTIFACT_FILE}: format_version "
+                         f"{meta['format_version']!r} is not supported (expected "
+                         f"{FORMAT_VERSION})")
     try:
         inventory = Inventory.from_dict(meta["inventory"])
     except (KeyError, TypeError, ValueError) as error:
@@ -144,6 +146,7 @@ def read_artifact(path: str | Path) -> Artifact:
                 or not all(isinstance(m, str) and m for m in members):
             raise ValueError(f"{path / ARTIFACT_FILE}: members must list two or more models")
         return Artifact(path, meta, inventory, {})
+    _check_model_fields(meta, path / ARTIFACT_FILE)
     for key in ("model", "tokenizer"):
         file = path / meta[key]["file"]
         if not file.is_file():
@@ -151,6 +154,31 @@ def read_artifact(path: str | Path) -> Artifact:
     lexicon_file = path / LEXICON_FILE
     lexicon = _read_json(lexicon_file) if lexicon_file.exists() else {}
     return Artifact(path, meta, inventory, lexicon, _read_capitalised(path / CAPITALISED_FILE))
+
+
+def _check_model_fields(meta: dict, source: Path) -> None:
+    """The shapes of the entries a model folder's punctum.json is read by, in one-line errors."""
+    for key in ("model", "tokenizer"):
+        entry = meta[key]
+        if not isinstance(entry, dict) or not isinstance(entry.get("file"), str) \
+                or not entry["file"]:
+            raise ValueError(f"{source}: {key} must be an object with a 'file' name")
+    windows = meta["windows"]
+    if not isinstance(windows, dict) or not all(
+            isinstance(windows.get(k), int) and not isinstance(windows.get(k), bool)
+            for k in ("size", "left", "right")):
+        raise ValueError(f"{source}: windows must be an object with whole numbers 'size', "
+                         f"'left' and 'right'")
+    pauses = meta.get("pauses")
+    if pauses is not None and not (isinstance(pauses, dict) and _numbers(pauses.get("edges"))):
+        raise ValueError(f"{source}: pauses must be null or an object with a list of "
+                         f"'edges' (seconds)")
+
+
+def _numbers(values) -> bool:
+    return isinstance(values, list) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        for v in values)
 
 
 def write_capitalised(path: str | Path, words: list[str], settings: dict) -> None:

@@ -215,6 +215,7 @@ class Punctuator:
         _check_outputs(self.session, artifact, len(self.post_labels), len(self.case_labels))
         pauses = artifact.meta.get("pauses") or {}
         self.pause_edges = tuple(pauses["edges"]) if pauses.get("edges") else None
+        _check_pause_input(self.session, artifact, self.pause_edges is not None)
         self.post_bias = _post_bias(artifact, self.post_labels, post_bias)
         self.capitalised = artifact.capitalised if CAP in self.case_labels else frozenset()
 
@@ -626,6 +627,15 @@ def _open_session(model_file: Path, threads: int):
                                             providers=["CPUExecutionProvider"])
     except Exception as error:  # ORT raises its own exception types for corrupt models
         raise ValueError(f"{model_file}: not a loadable ONNX model ({error})") from None
+
+
+def _check_pause_input(session, artifact, pause_aware: bool) -> None:
+    """punctum.json's "pauses" and the graph's "pauses" input go together."""
+    has_input = "pauses" in {i.name for i in session.get_inputs()}
+    if has_input != pause_aware:
+        raise ValueError(f"{artifact.path / artifacts.ARTIFACT_FILE}: pauses is "
+                         f"{'set' if pause_aware else 'null'} but {artifact.model_file.name} "
+                         f"{'has no' if pause_aware else 'has a'} 'pauses' input")
 
 
 def _check_outputs(session, artifact, n_post: int, n_case: int) -> None:

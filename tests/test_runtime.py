@@ -1,6 +1,7 @@
 """Punctuator over ONNX Runtime: words preserved, batching, streaming, bad artifacts."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -220,6 +221,24 @@ def test_corrupt_files_are_named(tiny_artifact, tmp_path):
     (folder / "tokenizer.json").unlink()
     with pytest.raises(FileNotFoundError, match="tokenizer.json"):
         Punctuator.load(folder)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"windows": {}}, "windows must be an object with whole numbers"),
+    ({"windows": {"size": "24", "left": 6, "right": 4}}, "windows must be an object"),
+    ({"model": {"precision": "int8"}}, "model must be an object with a 'file' name"),
+    ({"tokenizer": "tokenizer.json"}, "tokenizer must be an object with a 'file' name"),
+    ({"pauses": 5}, "pauses must be null or an object with a list of 'edges'"),
+    ({"pauses": {"edges": [0.1, 0.2]}}, "pauses is set but model.onnx has no 'pauses' input"),
+    ({"format_version": "1"}, "format_version '1' is not supported"),
+])
+def test_malformed_punctum_json_is_one_line_naming_it(tiny_artifact, tmp_path, change, message):
+    folder = _copy(tiny_artifact, tmp_path)
+    meta = json.loads((folder / "punctum.json").read_text()) | change
+    (folder / "punctum.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match=re.escape(message)) as error:
+        Punctuator.load(folder)
+    assert str(folder / "punctum.json") in str(error.value) and "\n" not in str(error.value)
 
 
 def test_label_count_mismatch_fails_loudly(tiny_artifact, tmp_path):
