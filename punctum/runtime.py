@@ -194,12 +194,14 @@ class Punctuator:
             by `punctum calibrate`), {}: none. The probabilities themselves are unchanged.
 
     Raises:
-        ValueError: a bias names an unknown mark or is not a finite number.
+        ValueError: a bias names an unknown mark or is not a finite number; threads is not
+            a whole number from 0 to MAX_THREADS.
     """
 
     def __init__(self, artifact: artifacts.Artifact, threads: int = 0,
                  windows: WindowConfig | None = None,
                  post_bias: Mapping[str, float] | None = None) -> None:
+        check_threads(threads)
         self.artifact = artifact
         self.inventory = artifact.inventory
         self.post_labels = self.inventory.post_labels
@@ -627,6 +629,17 @@ def _open_session(model_file: Path, threads: int):
                                             providers=["CPUExecutionProvider"])
     except Exception as error:  # ORT raises its own exception types for corrupt models
         raise ValueError(f"{model_file}: not a loadable ONNX model ({error})") from None
+
+
+MAX_THREADS = 256  # ONNX Runtime starts every thread up front: a million would never finish
+
+
+def check_threads(threads) -> None:
+    """Raise a one-line ValueError unless threads is a whole number in 0..MAX_THREADS."""
+    if isinstance(threads, bool) or not isinstance(threads, int) \
+            or not 0 <= threads <= MAX_THREADS:
+        raise ValueError(f"threads must be a whole number from 0 (all cores) to {MAX_THREADS}, "
+                         f"got {threads!r}")
 
 
 def _check_pause_input(session, artifact, pause_aware: bool) -> None:

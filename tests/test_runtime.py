@@ -241,6 +241,12 @@ def test_malformed_punctum_json_is_one_line_naming_it(tiny_artifact, tmp_path, c
     assert str(folder / "punctum.json") in str(error.value) and "\n" not in str(error.value)
 
 
+@pytest.mark.parametrize("threads", [-1, 257, 10**6, 1.5, True])
+def test_thread_counts_out_of_range_are_refused(tiny_artifact, threads):
+    with pytest.raises(ValueError, match="threads must be a whole number from 0"):
+        Punctuator.load(tiny_artifact, threads=threads)
+
+
 def test_label_count_mismatch_fails_loudly(tiny_artifact, tmp_path):
     folder = _copy(tiny_artifact, tmp_path)
     meta = json.loads((folder / "punctum.json").read_text())
