@@ -127,6 +127,19 @@ def _load_member(artifact: artifacts.Artifact, member: str, threads: int,
     return Punctuator(read, threads, windows, post_bias={})
 
 
+def _check_out_holds_no_model(out: Path) -> None:
+    file = out / artifacts.ARTIFACT_FILE
+    if not file.is_file():
+        return
+    try:
+        kind = json.loads(file.read_text(encoding="utf-8")).get("kind")
+    except (OSError, ValueError, AttributeError):
+        kind = None
+    if kind != KIND:
+        raise ValueError(f"{out}: holds a model folder whose punctum.json the ensemble would "
+                         f"replace; choose another --out")
+
+
 def write_ensemble(members: Sequence[str], out: str | Path, name: str = "") -> Path:
     """Write an ensemble folder of `members` (bundled names or model folders).
 
@@ -134,8 +147,9 @@ def write_ensemble(members: Sequence[str], out: str | Path, name: str = "") -> P
     names stay names. Returns the folder.
 
     Raises:
-        ValueError: fewer than two members, an ensemble among them, or members whose
-            labels differ.
+        ValueError: fewer than two members, an ensemble among them, members whose
+            labels differ, or an `out` folder that holds a model (a member's, perhaps)
+            whose punctum.json the ensemble's would replace.
         FileNotFoundError: a member cannot be found.
     """
     if len(members) < 2:
@@ -148,6 +162,7 @@ def write_ensemble(members: Sequence[str], out: str | Path, name: str = "") -> P
         if (meta["inventory"], meta.get("case_labels")) != (read[0].meta["inventory"],
                                                             read[0].meta.get("case_labels")):
             raise ValueError(f"{member}: predicts other labels than {members[0]}")
+    _check_out_holds_no_model(out)
     bundled = set(artifacts.available_models())
     stored = [m if m in bundled and not Path(m).is_dir()
               else os.path.relpath(Path(m).resolve(), out.resolve()) for m in members]

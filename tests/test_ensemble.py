@@ -93,3 +93,13 @@ def test_bad_ensembles_fail_with_one_line(pair, tiny_artifact, tmp_path, capsys)
                                                       "members": ["en-tiny"]}))
     assert main(["restore", "--model", str(broken), TEXT]) == 2
     assert "two or more" in capsys.readouterr().err
+
+
+def test_an_ensemble_never_replaces_a_model_folder(pair, tiny_artifact, tmp_path, capsys):
+    member = shutil.copytree(tiny_artifact, tmp_path / "member")
+    before = (member / "punctum.json").read_text()
+    assert main(["ensemble", "en-tiny", str(member), "--out", str(member)]) == 2
+    assert "would replace" in capsys.readouterr().err
+    assert (member / "punctum.json").read_text() == before
+    again = shutil.copytree(pair, tmp_path / "again")  # an ensemble folder may be rewritten
+    assert main(["ensemble", "en-tiny", str(member), "--out", str(again)]) == 0
