@@ -167,14 +167,31 @@ def restore_to_path(punctuator, source: Source, target: str, options: FileOption
 
     The destination folder is created when missing. On any error the temporary file is
     removed and `target` is left as it was. A target that exists and is not a regular file
-    (/dev/stdout, a FIFO) is written to directly; a symbolic link keeps pointing at the file.
+    (a FIFO, /dev/null) is written to directly; a symbolic link keeps pointing at the file.
+    "-", /dev/stdout and /dev/stderr are this process's own streams, written through them:
+    opened anew they would truncate, or be replaced by, the file a shell redirected them to.
     """
+    stream = _standard_stream(target)
+    if stream is not None:
+        restore_source(punctuator, source, stream, options)
+        stream.flush()
+        return
     if os.path.exists(target) and not os.path.isfile(target):
         with open(target, "w", encoding="utf-8", newline="") as handle:
             restore_source(punctuator, source, handle, options)
         return
     with atomic_writer(target, compress=False) as handle:
         restore_source(punctuator, source, handle, options)
+
+
+def _standard_stream(target: str):
+    """sys.stdout or sys.stderr when `target` names one of them, else None."""
+    path = target if target == "-" else os.path.abspath(target)
+    if path in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
+        return sys.stdout
+    if path in ("/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"):
+        return sys.stderr
+    return None
 
 
 def _text_lines(source: Source, options: FileOptions) -> Iterable[str]:

@@ -133,7 +133,8 @@ def _add_restore(subparsers) -> None:
     parser.add_argument("-i", "--input", action="append", default=[], metavar="FILE",
                         help="read text from FILE (repeatable; .gz read transparently)")
     parser.add_argument("-o", "--output", metavar="PATH",
-                        help="write to PATH (a folder when there are several inputs)")
+                        help="write to PATH (a folder when there are several inputs; '-' or "
+                             "/dev/stdout: standard output)")
     parser.add_argument("--input-dir", metavar="DIR",
                         help="restore every file under DIR (recursive; hidden and temporary "
                              "files left out)")

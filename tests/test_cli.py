@@ -136,6 +136,22 @@ def test_a_reader_that_stops_early_gets_no_traceback(tiny_artifact, tmp_path):
     assert normalize(first.decode()) == SAMPLE.split() and error == ""
 
 
+@pytest.mark.parametrize("target", ["/dev/stdout", "-"])
+def test_output_to_stdout_keeps_what_the_shell_wrote_around_it(tiny_artifact, tmp_path, target):
+    # { echo header; punctum restore -o /dev/stdout ...; echo footer; } > log.txt
+    log = tmp_path / "log.txt"
+    with open(log, "w", encoding="utf-8") as handle:
+        handle.write("header\n")
+        handle.flush()
+        subprocess.run([sys.executable, "-m", "punctum", "restore", "--model",
+                        str(tiny_artifact), "-o", target, SAMPLE], stdout=handle, check=True,
+                       cwd=tmp_path)
+        handle.write("footer\n")
+    lines = log.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "header" and normalize(lines[1]) == SAMPLE.split()
+    assert lines[2:] == ["footer"] and not (tmp_path / "-").exists()
+
+
 def test_export_cli(tiny_run, tmp_path, capsys):
     out = tmp_path / "fp32"
     code = main(["export", str(tiny_run / "best.pt"), str(out), "--no-int8", "--name", "t"])
