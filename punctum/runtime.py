@@ -510,11 +510,11 @@ class Stream:
         parsed = parse(text, self.punctuator.inventory)
         if len(parsed):
             self._pending.append(parsed)
-        return self._finalise(keep=self.lookahead)
+        return self._finalise(keep=self.lookahead, closing=False)
 
     def flush_detailed(self) -> Restored | None:
         """Like `flush`, as one typed result (None when nothing was pending)."""
-        return self._finalise(keep=0)
+        return self._finalise(keep=0, closing=True)
 
     def _pieces(self, part: Restored | None) -> list[str]:
         if part is None:
@@ -522,7 +522,9 @@ class Stream:
         return part.text.split(" ") if self.punctuator.inventory.word_unit == "word" \
             else [part.text]
 
-    def _finalise(self, keep: int) -> Restored | None:
+    def _finalise(self, keep: int, closing: bool) -> Restored | None:
+        """Render all pending words but the last `keep`; `closing`: the end of the stream
+        (the last word may get a closing mark), never so for a feed, even with keep 0."""
         pending = _concat(self._pending)
         n_final = len(pending) - keep
         if n_final <= 0:
@@ -531,7 +533,7 @@ class Stream:
         prediction = self.punctuator.predict(words)
         tail = _slice_prediction(prediction, len(self._context))
         labelled = merge_labels(pending, tail, self.options)
-        if keep == 0 and self.options.close_text:
+        if closing and self.options.close_text:
             labelled = close_text(labelled, tail, self.punctuator.inventory)
         done, rest = _split(labelled, n_final)
         result = self._render(done, _slice_prediction(tail, 0, n_final))

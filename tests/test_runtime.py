@@ -121,6 +121,14 @@ def test_stream_finalises_with_lookahead_and_flushes(punctuator):
     assert stream.flush() == []
 
 
+def test_a_stream_without_lookahead_closes_the_text_only_at_flush(punctuator):
+    closing = punctuator.stream(lookahead=0)
+    never = punctuator.stream(lookahead=0, options=RestoreOptions(close_text=False))
+    for word in SAMPLE.split():  # a feed is never the end, even one that finalises all
+        assert closing.feed(word) == never.feed(word)
+    assert closing.flush() == [] and never.flush() == []
+
+
 def test_restore_lines_long_line_uses_stream(punctuator):
     words = ("we visit new york and they paint the garden " * 25000).split()
     lines = ["", " ".join(words), "we see a boat"]
