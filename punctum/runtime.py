@@ -261,6 +261,8 @@ class Punctuator:
             pauses: per word list, (n_words,) seconds of silence after each word (NaN or
                 None where unknown), or None; used by a PauseAware model, ignored otherwise.
         """
+        if pauses is not None and len(pauses) != len(batch):
+            raise ValueError(f"{len(pauses)} pause lists for {len(batch)} word lists")
         encodings = self.tokenizer.encode_batch([list(w) for w in batch],
                                                 add_special_tokens=False)
         buckets = [self._pause_buckets(e, len(w), None if pauses is None else pauses[t])
@@ -365,6 +367,7 @@ class Punctuator:
                 where unknown), for a PauseAware model (see `predict_batch`).
         """
         options = options or RestoreOptions()
+        _check_texts(texts)
         for text in texts:
             if not isinstance(text, str):
                 raise TypeError(f"restore expects str, got {type(text).__name__}")
@@ -395,6 +398,7 @@ class Punctuator:
         fine too.
         """
         options = options or RestoreOptions()
+        _check_texts(lines)
         batch: list[str] = []
         for line in lines:
             if len(line) > LONG_LINE:
@@ -462,6 +466,12 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
         forms = [f if c == MIX else None for f, c in zip(given.forms, case)]
     return Labelled(given.words, tuple(post), tuple(case), given.pre, tuple(forms),
                     given.abbreviated)
+
+
+def _check_texts(texts) -> None:
+    """A list of texts, not one str (whose characters would each be restored as a text)."""
+    if isinstance(texts, str):
+        raise TypeError("expected a list of texts, got one str (use restore(text) for one)")
 
 
 def close_text(labelled: Labelled, prediction: Prediction, inventory) -> Labelled:

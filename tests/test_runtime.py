@@ -129,6 +129,15 @@ def test_a_stream_without_lookahead_closes_the_text_only_at_flush(punctuator):
     assert closing.flush() == [] and never.flush() == []
 
 
+def test_one_str_where_a_list_of_texts_is_expected_is_a_type_error(punctuator):
+    with pytest.raises(TypeError, match="got one str"):
+        punctuator.restore_batch("we see a boat")
+    with pytest.raises(TypeError, match="got one str"):
+        list(punctuator.restore_lines("we see a boat"))
+    with pytest.raises(ValueError, match="1 pause lists for 2"):
+        punctuator.restore_detailed(["we see", "a boat"], pauses=[[0.1, 0.2]])
+
+
 def test_restore_lines_long_line_uses_stream(punctuator):
     words = ("we visit new york and they paint the garden " * 25000).split()
     lines = ["", " ".join(words), "we see a boat"]
