@@ -22,6 +22,7 @@ import os
 import sys
 from pathlib import Path
 
+from punctum.fileio import NotUtf8Error
 from punctum.version import __version__
 
 EXIT_USAGE = 2
@@ -131,7 +132,8 @@ def _add_restore(subparsers) -> None:
                     "--jobs worker processes).")
     parser.add_argument("text", nargs="*", help="text to restore (default: read stdin)")
     parser.add_argument("-i", "--input", action="append", default=[], metavar="FILE",
-                        help="read text from FILE (repeatable; .gz read transparently)")
+                        help="read text from FILE (repeatable; .gz read transparently; "
+                             "'-': standard input)")
     parser.add_argument("-o", "--output", metavar="PATH",
                         help="write to PATH (a folder when there are several inputs; '-' or "
                              "/dev/stdout: standard output)")
@@ -340,13 +342,20 @@ def _restore_sources(args, options) -> list:
     default = "text" if args.format == "auto" else args.format
     if args.text:
         return [Source("<arguments>", default, iter([" ".join(args.text)]))]
+    stdin = Source("<stdin>", default, (line for _, line in decode_lines(
+        sys.stdin.buffer, "<stdin>", args.errors)))
     if args.input:
+        if "-" in args.input and len(args.input) > 1:
+            raise ValueError("-i - (standard input) cannot be given with other inputs")
         for path in args.input:  # fail on a missing file before any output is written
-            if not os.path.isfile(path):
+            if os.path.isdir(path):
+                raise ValueError(f"{path}: is a folder (--input-dir restores the files "
+                                 "under it)")
+            if path != "-" and not os.path.isfile(path):
                 raise FileNotFoundError(f"{path}: no such file")
-        return [Source(path, options.input_format_of(path)) for path in args.input]
-    lines = (line for _, line in decode_lines(sys.stdin.buffer, "<stdin>", args.errors))
-    return [Source("<stdin>", default, lines)]
+        return [stdin if path == "-" else Source(path, options.input_format_of(path))
+                for path in args.input]
+    return [stdin]
 
 
 def _restore_target(output: str | None, source, n_sources: int, options) -> str | None:
@@ -924,6 +933,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return args.run(args)
+    except NotUtf8Error as error:
+        hint = "; --errors replace substitutes the bad bytes" if hasattr(args, "errors") else ""
+        print(f"punctum {args.command}: error: {error}{hint}", file=sys.stderr)
+        return EXIT_USAGE
     except BrokenPipeError:  # `punctum restore big.txt | head`: the reader has all it wants
         _silence_stdout()
         return EXIT_BROKEN_PIPE

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from punctum.fileio import NotUtf8Error
 from punctum.text import LOWER, NULL, Inventory, Labelled, parse
 
 CHE_LABELS = ("O", "COMMA", "PERIOD", "QUESTION")
@@ -71,8 +72,8 @@ def _decode(raw: bytes, name: str, line_no: int, errors: str = "strict") -> str:
     try:
         text = raw.decode("utf-8", errors=errors)
     except UnicodeDecodeError as error:
-        raise ValueError(f"{name}:{line_no}: not valid UTF-8 ({error.reason} at byte "
-                         f"{error.start}; use --errors replace to substitute)") from None
+        raise NotUtf8Error(f"{name}:{line_no}: not valid UTF-8 ({error.reason} at byte "
+                           f"{error.start})") from None
     return text.removeprefix("\ufeff") if line_no == 1 else text
 
 

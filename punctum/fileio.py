@@ -21,6 +21,11 @@ from typing import IO
 TEMP_SUFFIX = ".punctum-tmp"
 
 
+class NotUtf8Error(ValueError):
+    """Input bytes that are not UTF-8; the message names the file and line. Commands with
+    an --errors option add that it can substitute them."""
+
+
 def temporary_name(target: str | Path) -> str:
     """A hidden, unique temporary path in the target's folder."""
     target = str(target)

@@ -48,6 +48,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from punctum.fileio import NotUtf8Error
 from punctum.runtime import RestoreOptions, close_text, merge_labels
 from punctum.text import NULL, Inventory, Labelled, get_inventory, parse, render
 
@@ -314,8 +315,7 @@ def _read_text(path: str | Path, errors: str = "strict") -> tuple[str, dict]:
         text = data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
-        raise ValueError(f"{path}:{line}: not valid UTF-8 ({error.reason}; use --errors "
-                         f"replace to substitute)") from None
+        raise NotUtf8Error(f"{path}:{line}: not valid UTF-8 ({error.reason})") from None
     return _normalise_newlines(text)
 
 

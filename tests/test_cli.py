@@ -85,11 +85,14 @@ def test_restore_empty_input_is_empty_output(tiny_artifact, tmp_path, capsys):
 @pytest.mark.parametrize(
     "setup, message",
     [("missing", "missing.txt: no such file"),
-     ("binary", "not valid UTF-8"),
-     ("model", "no model")],
+     ("binary", "not valid UTF-8 (invalid start byte at byte 0); --errors replace substitutes"),
+     ("model", "no model"),
+     ("folder", "is a folder (--input-dir restores the files under it)")],
 )
 def test_restore_errors_are_one_line(tiny_artifact, tmp_path, capsys, setup, message):
     path = tmp_path / ("missing.txt" if setup == "missing" else "bin.txt")
+    if setup == "folder":
+        path.mkdir()
     if setup == "binary":
         path.write_bytes(b"hello\n\xff\xfe world\n")
     elif setup == "model":
@@ -107,6 +110,16 @@ def test_restore_rejects_negative_counts(tiny_artifact, capsys, args):
         main(["restore", "--model", str(tiny_artifact), *args, "hello"])
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and "must be at least" in err.splitlines()[-1]
+
+
+def test_dash_input_is_stdin_alone(tiny_artifact, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(f"{SAMPLE}\n".encode())))
+    code, out, _ = _restore(["-i", "-"], tiny_artifact, capsys)
+    assert code == 0 and normalize(out) == SAMPLE.split()
+    other = tmp_path / "a.txt"
+    other.write_text("we see a boat\n", encoding="utf-8")
+    code, _, err = _restore(["-i", "-", "-i", str(other)], tiny_artifact, capsys)
+    assert code == 2 and "cannot be given with other inputs" in err
 
 
 def test_errors_replace_substitutes_bad_bytes(tiny_artifact, tmp_path, capsys):
