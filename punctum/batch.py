@@ -165,7 +165,8 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
 def restore_to_path(punctuator, source: Source, target: str, options: FileOptions) -> None:
     """Restore one input into the file `target`, atomically (see the module docstring).
 
-    The destination folder is created when missing. On any error the temporary file is
+    The destination folder is created when missing; a name ending in .gz is gzipped.
+    On any error the temporary file is
     removed and `target` is left as it was. A target that exists and is not a regular file
     (a FIFO, /dev/null) is written to directly; a symbolic link keeps pointing at the file.
     "-", /dev/stdout and /dev/stderr are this process's own streams, written through them:
@@ -180,7 +181,7 @@ def restore_to_path(punctuator, source: Source, target: str, options: FileOption
         with open(target, "w", encoding="utf-8", newline="") as handle:
             restore_source(punctuator, source, handle, options)
         return
-    with atomic_writer(target, compress=False) as handle:
+    with atomic_writer(target) as handle:  # gzipped when target ends in .gz
         restore_source(punctuator, source, handle, options)
 
 

@@ -216,6 +216,8 @@ def _run_restore(args) -> int:
     sources = _restore_sources(args, options)
     for source in sources:  # option conflicts before the model loads or any output is written
         options.check(source.name, source.format)
+    if args.output == "":
+        raise ValueError("-o/--output needs a path ('-' for standard output)")
     if args.output and len(sources) > 1:
         os.makedirs(args.output, exist_ok=True)
     punctuator = Punctuator.load(args.model, threads=args.threads, post_bias=_post_bias(args))

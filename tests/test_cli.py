@@ -45,6 +45,12 @@ def test_restore_files_to_folder_and_json(tiny_artifact, tmp_path, capsys):
     assert code == 0
     assert normalize((out_dir / "a.txt").read_text()) == SAMPLE.split()
     assert normalize((out_dir / "b.txt").read_text()) == ["we", "see", "a", "boat"]
+    code, _, _ = _restore(["-i", str(a), "-o", str(tmp_path / "a.out.gz")], tiny_artifact,
+                          capsys)
+    with gzip.open(tmp_path / "a.out.gz", "rt", encoding="utf-8") as handle:
+        assert code == 0 and normalize(handle.read()) == SAMPLE.split()
+    code, _, err = _restore(["-i", str(a), "-o", ""], tiny_artifact, capsys)
+    assert code == 2 and "-o/--output needs a path" in err
     code, out, _ = _restore(["--json", "-i", str(a)], tiny_artifact, capsys)
     record = json.loads(out.splitlines()[0])
     assert [w["word"] for w in record["words"]] == SAMPLE.split()
