@@ -482,13 +482,12 @@ def _add_export(subparsers) -> None:
 
 
 def _run_export(args) -> int:
-    import json
 
     with needs_extra("train", "export"):
         from punctum.train.export import ExportOptions, export_artifact, parity_texts
     checkpoint = Path(args.checkpoint)
     tokenizer = Path(args.tokenizer) if args.tokenizer else checkpoint.parent / "tokenizer.json"
-    scores = json.loads(Path(args.scores).read_text(encoding="utf-8")) if args.scores else {}
+    scores = _read_scores(args.scores) if args.scores else {}
     if _checkpoint_kind(checkpoint) == "ctc_encoder":
         return _export_ctc(args, checkpoint, scores)
     size, left, right = args.window
@@ -611,6 +610,19 @@ def _checkpoint_kind(checkpoint) -> str:
     from punctum.train.checkpoint import load_checkpoint
 
     return load_checkpoint(checkpoint).get("kind", "")
+
+
+def _read_scores(path: str) -> dict:
+    """--scores: a JSON object, or a one-line error naming the file."""
+    import json
+
+    try:
+        scores = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: not a JSON file ({error})") from None
+    if not isinstance(scores, dict):
+        raise ValueError(f"{path}: expected a JSON object of scores")
+    return scores
 
 
 def _export_ctc(args, checkpoint, scores: dict) -> int:

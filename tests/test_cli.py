@@ -179,6 +179,11 @@ def test_export_cli(tiny_run, tmp_path, capsys):
     assert meta["model"]["precision"] == "fp32" and meta["name"] == "t"
     code = main(["export", str(tmp_path / "missing.pt"), str(tmp_path / "x")])
     assert code == 2 and "missing.pt" in capsys.readouterr().err
+    for content in ("{not json", "[1, 2]"):
+        (tmp_path / "scores.json").write_text(content, encoding="utf-8")
+        code = main(["export", str(tiny_run / "best.pt"), str(tmp_path / "y"), "--scores",
+                     str(tmp_path / "scores.json")])
+        assert code == 2 and "scores.json: " in capsys.readouterr().err
 
 
 def test_selftrain_cli_takes_a_model_as_teacher(tiny_corpus, tiny_artifact, tmp_path, capsys):
