@@ -36,11 +36,13 @@ from __future__ import annotations
 
 import bisect
 import functools
+import gzip
 import json
 import json.decoder
 import json.scanner
 import math
 import re
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -310,13 +312,23 @@ def _read_text(path: str | Path, errors: str = "strict") -> tuple[str, dict]:
         raise ValueError(f"{path}: is a directory, expected a file")
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
-    data = path.read_bytes()
+    data = _gunzip(path.read_bytes(), path)
     try:
         text = data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         raise NotUtf8Error(f"{path}:{line}: not valid UTF-8 ({error.reason})") from None
     return _normalise_newlines(text)
+
+
+def _gunzip(data: bytes, path: Path) -> bytes:
+    """The file's bytes, decompressed when they are gzip's (--format whisper -i x.json.gz)."""
+    if not data.startswith(b"\x1f\x8b"):
+        return data
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as error:
+        raise ValueError(f"{path}: not a complete gzip file ({error})") from None
 
 
 def _normalise_newlines(text: str) -> tuple[str, dict]:

@@ -1,5 +1,6 @@
 """Subtitle and ASR-JSON formats: round trips, restoring across cues, resegmenting, errors."""
 
+import gzip
 import io
 import json
 import re
@@ -563,6 +564,16 @@ def test_non_utf8_and_missing_files(tmp_path):
     assert formats.detect_format(no_suffix) == "text"  # sniffing never fails on bad bytes
     with pytest.raises(FileNotFoundError, match="nope.srt: no such file"):
         formats.read(tmp_path / "nope.srt")
+
+
+def test_a_gzipped_file_in_a_given_format_is_read(tmp_path):
+    path = tmp_path / "talk.json.gz"
+    record = {"segments": [{"start": 0, "end": 1, "text": " so what"}]}
+    path.write_bytes(gzip.compress(_json(record).encode()))
+    assert formats.read(path, "whisper").cues[0].text.strip() == "so what"
+    path.write_bytes(gzip.compress(_json(record).encode())[:20])
+    with pytest.raises(ValueError, match="talk.json.gz: not a complete gzip file"):
+        formats.read(path, "whisper")
 
 
 def test_detect_format_by_content(tmp_path):
