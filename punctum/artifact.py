@@ -88,6 +88,9 @@ def resolve(name_or_path: str | Path | None = None) -> Path:
     """
     if name_or_path is None:
         name_or_path = DEFAULT_MODEL
+    if not str(name_or_path).strip():
+        raise FileNotFoundError("no model '': give a bundled name, a folder or a hub id, or "
+                                "none for the default")
     path = Path(name_or_path)
     if path.is_dir():
         return path

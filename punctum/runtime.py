@@ -263,8 +263,7 @@ class Punctuator:
         """
         if pauses is not None and len(pauses) != len(batch):
             raise ValueError(f"{len(pauses)} pause lists for {len(batch)} word lists")
-        encodings = self.tokenizer.encode_batch([list(w) for w in batch],
-                                                add_special_tokens=False)
+        encodings = _encode(self.tokenizer, batch)
         buckets = [self._pause_buckets(e, len(w), None if pauses is None else pauses[t])
                    for t, (e, w) in enumerate(zip(encodings, batch))]
         plans = [plan_word_windows(_word_lengths(e, len(w)), self.windows)
@@ -466,6 +465,21 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
         forms = [f if c == MIX else None for f, c in zip(given.forms, case)]
     return Labelled(given.words, tuple(post), tuple(case), given.pre, tuple(forms),
                     given.abbreviated)
+
+
+def _encode(tokenizer, batch: Sequence[Sequence[str]]) -> list:
+    """Subword encodings of word lists; a lone surrogate (not Unicode text, from JSON such
+    as "\\ud800") is a ValueError naming it instead of the tokenizer's TypeError."""
+    try:
+        return tokenizer.encode_batch([list(w) for w in batch], add_special_tokens=False)
+    except TypeError:
+        for words in batch:
+            for word in words:
+                bad = next((c for c in word if 0xD800 <= ord(c) <= 0xDFFF), None)
+                if bad is not None:
+                    raise ValueError(f"the word {word!r} holds a lone surrogate "
+                                     f"(U+{ord(bad):04X}), which is not Unicode text") from None
+        raise
 
 
 def _check_texts(texts) -> None:

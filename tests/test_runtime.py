@@ -138,6 +138,13 @@ def test_one_str_where_a_list_of_texts_is_expected_is_a_type_error(punctuator):
         punctuator.restore_detailed(["we see", "a boat"], pauses=[[0.1, 0.2]])
 
 
+def test_a_lone_surrogate_and_an_empty_model_name_are_clear_errors(punctuator):
+    with pytest.raises(ValueError, match=r"lone surrogate \(U\+D800\)"):
+        punctuator.restore("so what \ud800 do you think")
+    with pytest.raises(FileNotFoundError, match="no model ''"):
+        Punctuator.load("")
+
+
 def test_restore_lines_long_line_uses_stream(punctuator):
     words = ("we visit new york and they paint the garden " * 25000).split()
     lines = ["", " ".join(words), "we see a boat"]
