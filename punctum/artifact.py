@@ -167,7 +167,12 @@ def _check_model_fields(meta: dict, source: Path) -> None:
                 or not entry["file"]:
             raise ValueError(f"{source}: {key} must be an object with a 'file' name")
     windows = meta["windows"]
-    if not isinstance(windows, dict) or not all(
+    if meta.get("kind") == "ctc_encoder":  # an acoustic model: windows of seconds
+        if not isinstance(windows, dict) or not _numbers(
+                [windows.get("chunk_seconds"), windows.get("overlap_seconds")]):
+            raise ValueError(f"{source}: windows must be an object with numbers "
+                             f"'chunk_seconds' and 'overlap_seconds'")
+    elif not isinstance(windows, dict) or not all(
             isinstance(windows.get(k), int) and not isinstance(windows.get(k), bool)
             for k in ("size", "left", "right")):
         raise ValueError(f"{source}: windows must be an object with whole numbers 'size', "
