@@ -234,6 +234,37 @@ def test_batcher_joins_concurrent_requests_in_order():
     assert len(model.calls) == 1 and len(model.calls[0]) == 20
 
 
+class PickyPunctuator(RecordingPunctuator):
+    """Refuses any batch that holds the text "bad", as the runtime refuses a lone surrogate."""
+
+    def restore_batch(self, texts, options=None):
+        if "bad" in texts:
+            raise ValueError("the word 'bad' cannot be read")
+        return super().restore_batch(texts, options)
+
+
+def test_one_bad_text_fails_only_its_own_request():
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = PickyPunctuator()
+
+    async def scenario():
+        batcher = DynamicBatcher(model, ThreadPoolExecutor(1), max_texts=64, wait_s=0.05)
+        batcher.start()
+        texts = [["a"], ["bad"], ["c", "d"]]
+        results = await asyncio.gather(*(batcher.submit(t, None) for t in texts),
+                                       return_exceptions=True)
+        await batcher.stop()
+        return results
+
+    good, bad, other = asyncio.run(scenario())
+    assert good == ["<a>"] and other == ["<c>", "<d>"] and isinstance(bad, ValueError)
+    with TestClient(create_app(ServeConfig(batch_wait_ms=0), {"stub": PickyPunctuator()})) \
+            as client:
+        response = client.post("/v1/restore", json={"text": "bad"})
+    assert response.status_code == 422 and response.json()["error"]["type"] == "invalid_text"
+
+
 def test_batcher_caps_batch_size_and_refuses_when_full():
     from concurrent.futures import ThreadPoolExecutor
 

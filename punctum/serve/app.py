@@ -235,8 +235,11 @@ def _add_routes(app: FastAPI, state: ServerState) -> None:
         if body.format != "text":
             document = await state.within_timeout(_restore_document(state, name, body, options))
             return RestoreResponse(model=name, format=body.format, text=document)
-        restored = await state.within_timeout(
-            state.batchers[name].submit(texts, options, detailed=body.words))
+        try:
+            restored = await state.within_timeout(
+                state.batchers[name].submit(texts, options, detailed=body.words))
+        except ValueError as error:  # a text the model cannot read (a lone surrogate)
+            raise ApiError(422, "invalid_text", str(error)) from None
         details = restored if body.words else None
         if body.words:
             restored = [detail["text"] for detail in restored]

@@ -5,7 +5,8 @@ gathers more for up to `wait_s` or until `max_texts` texts, groups them by resto
 and runs each group through `Punctuator.restore_batch` (or `restore_detailed`, for requests
 that want each word's labels) on a worker thread, so the event loop never blocks on the
 model. A full queue refuses at once (QueueFull -> 429); a request abandoned by its caller
-(timeout) is skipped when its turn comes.
+(timeout) is skipped when its turn comes. A model call that fails is run again request by
+request, so that one request's bad text fails only that request.
 """
 
 from __future__ import annotations
@@ -120,9 +121,13 @@ class DynamicBatcher:
         try:
             restored = await loop.run_in_executor(self.executor, call, texts, options)
         except Exception as error:  # one bad batch fails its requests, not the server
-            for request in requests:
-                if not request.future.done():
-                    request.future.set_exception(error)
+            self._running = []
+            if len(requests) > 1:  # one request's bad text must not fail the others
+                for request in requests:
+                    await self._run([request], options, detailed)
+                return
+            if not requests[0].future.done():
+                requests[0].future.set_exception(error)
             return
         finally:
             self._running = []
