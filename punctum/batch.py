@@ -318,15 +318,18 @@ def plan_batch(options: BatchOptions) -> BatchPlan:
 
     Raises:
         FileNotFoundError: `input_dir` is not a folder.
-        ValueError: `output_dir` is inside `input_dir`, or two inputs would be written to the
-            same output (a.txt and a.txt.gz; a.srt and a.vtt with --to text).
+        ValueError: one of `output_dir` and `input_dir` is inside the other, or two inputs
+            would be written to the same output (a.txt and a.txt.gz; a.srt and a.vtt with
+            --to text).
     """
     _check_folders(options.input_dir, options.output_dir)
     tasks, skipped, failed = [], [], []
-    for relative in list_inputs(options.input_dir):
+    unreadable: list[OSError] = []
+    for relative in list_inputs(options.input_dir, unreadable):
         source = os.path.join(options.input_dir, relative)
         try:
             task = _plan_file(source, relative, options)
+            _check_target_outside(task.target, options.input_dir)
         except (OSError, ValueError) as error:
             failed.append(FileResult(source, "", one_line(error)))
             continue
@@ -334,15 +337,30 @@ def plan_batch(options: BatchOptions) -> BatchPlan:
             skipped.append(task)
         else:
             tasks.append(task)
+    failed += [FileResult(error.filename or options.input_dir, "",
+                          f"{error.filename}: cannot read the folder ({error.strerror})")
+               for error in unreadable]
     _check_collisions(tasks + skipped)
     return BatchPlan(tuple(tasks), tuple(skipped), tuple(failed))
 
 
-def list_inputs(folder: str) -> list[str]:
+def _check_target_outside(target: str, input_dir: str) -> None:
+    """An output that resolves into the input folder (through a symbolic link) would be
+    written onto an input."""
+    real_input = os.path.realpath(input_dir)
+    if os.path.commonpath([real_input, os.path.realpath(target)]) == real_input:
+        raise ValueError(f"its output {target} resolves into the input folder "
+                         f"({os.path.realpath(target)}); not written")
+
+
+def list_inputs(folder: str, unreadable: list[OSError] | None = None) -> list[str]:
     """Relative paths of the files under `folder`, sorted; hidden files and folders and
-    temporary files (editor backups, partial downloads) are left out."""
+    temporary files (editor backups, partial downloads) are left out. Subfolders that
+    cannot be read are appended to `unreadable` (when given) instead of being skipped
+    without a word."""
     found = []
-    for root, dirs, files in os.walk(folder):
+    for root, dirs, files in os.walk(folder, onerror=None if unreadable is None
+                                     else unreadable.append):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if not name.startswith(".") and not _TEMPORARY.search(name):
@@ -364,10 +382,13 @@ def _plan_file(source: str, relative: str, options: BatchOptions) -> FileTask:
 def _check_folders(input_dir: str, output_dir: str) -> None:
     if not os.path.isdir(input_dir):
         raise FileNotFoundError(f"{input_dir}: no such folder")
-    inside = os.path.realpath(output_dir)
-    if os.path.commonpath([os.path.realpath(input_dir), inside]) == os.path.realpath(input_dir):
+    real_input, real_output = os.path.realpath(input_dir), os.path.realpath(output_dir)
+    if os.path.commonpath([real_input, real_output]) == real_input:
         raise ValueError(f"output folder {output_dir} is inside the input folder {input_dir}; "
                          f"choose one outside it")
+    if os.path.commonpath([real_input, real_output]) == real_output:
+        raise ValueError(f"input folder {input_dir} is inside the output folder {output_dir}; "
+                         f"outputs could replace inputs: choose folders side by side")
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise ValueError(f"{output_dir}: exists and is not a folder")
 

@@ -206,6 +206,7 @@ def test_single_input_output_is_atomic_too(tmp_path, capsys):
     (["--input-dir", "IN"], "--input-dir needs --output-dir"),
     (["--output-dir", "OUT"], "--output-dir is for --input-dir"),
     (["--input-dir", "IN", "--output-dir", "IN/out"], "inside the input folder"),
+    (["--input-dir", "IN", "--output-dir", "IN/.."], "inside the output folder"),
     (["--jobs", "2", "some", "text"], "--jobs and --overwrite are for --input-dir"),
     (["--input-dir", "IN", "--output-dir", "OUT", "--jobs", "0"], "BatchOptions.jobs"),
 ])
@@ -216,6 +217,33 @@ def test_folder_errors_are_one_line(tmp_path, capsys, args, message):
     assert main(["restore", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_an_output_that_resolves_onto_an_input_is_not_written(tmp_path, capsys):
+    _write(tmp_path / "in" / "a.txt", "precious input\n")
+    _write(tmp_path / "in" / "b.txt", "we went home\n")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "a.txt").symlink_to(tmp_path / "in" / "a.txt")
+    code, err = _restore_dir(capsys, tmp_path / "in", tmp_path / "out", "--overwrite")
+    assert code == 1 and "resolves into the input folder" in err
+    assert (tmp_path / "in" / "a.txt").read_text() == "precious input\n"
+    assert _words(tmp_path / "out" / "b.txt") == ["we", "went", "home"]
+
+
+def test_an_unreadable_subfolder_is_named_among_the_failures(tmp_path, capsys, monkeypatch):
+    _write(tmp_path / "in" / "a.txt", "we went home\n")
+    _write(tmp_path / "in" / "locked" / "b.txt", "we see a boat\n")
+    scandir = os.scandir
+
+    def refusing(path):
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)  # chmod 000 does not stop root
+    code, err = _restore_dir(capsys, tmp_path / "in", tmp_path / "out")
+    assert code == 1 and "locked: cannot read the folder (Permission denied)" in err
+    assert _words(tmp_path / "out" / "a.txt") == ["we", "went", "home"]
 
 
 def test_two_inputs_for_one_output_are_an_error(tmp_path, capsys):
