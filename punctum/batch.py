@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from punctum import formats
-from punctum.fileio import TEMP_SUFFIX, atomic_writer
+from punctum.fileio import TEMP_SUFFIX, atomic_writer, standard_stream
 from punctum.runtime import LONG_LINE, RestoreOptions, cpu_count
 
 log = logging.getLogger(__name__)
@@ -172,7 +172,7 @@ def restore_to_path(punctuator, source: Source, target: str, options: FileOption
     "-", /dev/stdout and /dev/stderr are this process's own streams, written through them:
     opened anew they would truncate, or be replaced by, the file a shell redirected them to.
     """
-    stream = _standard_stream(target)
+    stream = standard_stream(target)
     if stream is not None:
         restore_source(punctuator, source, stream, options)
         stream.flush()
@@ -183,16 +183,6 @@ def restore_to_path(punctuator, source: Source, target: str, options: FileOption
         return
     with atomic_writer(target) as handle:  # gzipped when target ends in .gz
         restore_source(punctuator, source, handle, options)
-
-
-def _standard_stream(target: str):
-    """sys.stdout or sys.stderr when `target` names one of them, else None."""
-    path = target if target == "-" else os.path.abspath(target)
-    if path in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
-        return sys.stdout
-    if path in ("/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"):
-        return sys.stderr
-    return None
 
 
 def _text_lines(source: Source, options: FileOptions) -> Iterable[str]:

@@ -659,40 +659,54 @@ def _run_transcribe(args) -> int:
     from punctum.formats import EXTENSIONS
     from punctum.transcribe import Transcriber, dumps
 
-    if args.beam < 0:
-        raise ValueError("--beam must be >= 0")
+    if not 0 <= args.beam <= MAX_BEAM:
+        raise ValueError(f"--beam must be from 0 (greedy) to {MAX_BEAM}, got {args.beam}")
     names = [os.path.splitext(os.path.basename(p))[0] for p in args.audio]
     if args.output and len(set(names)) < len(names):
         raise ValueError("two audio files have the same name; their outputs would collide")
-    transcriber = Transcriber.load(args.model, args.text_model, args.threads, args.beam)
     several = len(args.audio) > 1
+    suffix = EXTENSIONS["whisper" if args.to == "json" else args.to]
+    targets = [os.path.join(args.output, name + suffix) if args.output and several
+               else args.output for name in names]
+    _check_outputs_are_not_inputs(targets, args.audio)
+    transcriber = Transcriber.load(args.model, args.text_model, args.threads, args.beam)
     if args.output and several:
         os.makedirs(args.output, exist_ok=True)
     failures = []
-    for path in args.audio:
+    for path, target in zip(args.audio, targets):
         try:
             result = transcriber.transcribe(path)
         except (FileNotFoundError, ValueError, RuntimeError) as error:
             failures.append(str(error))
             print(f"punctum transcribe: error: {error}", file=sys.stderr)
             continue
-        text = dumps(result, args.to, inventory=transcriber.model.inventory)
-        target = args.output
-        if args.output and several:
-            suffix = EXTENSIONS["whisper" if args.to == "json" else args.to]
-            target = os.path.join(args.output, os.path.splitext(os.path.basename(path))[0]
-                                  + suffix)
-        with _open_target(target) as out:
-            out.write(text)
-    return 1 if failures else 0
+        _write_text(target, dumps(result, args.to, inventory=transcriber.model.inventory))
+    if failures:
+        return 1 if several else EXIT_USAGE
+    return 0
 
 
-def _open_target(target):
-    import contextlib
+MAX_BEAM = 64  # prefix beams; each costs a full pass over the vocabulary per frame
 
-    if target is None:
-        return contextlib.nullcontext(sys.stdout)
-    return open(target, "w", encoding="utf-8")
+
+def _check_outputs_are_not_inputs(targets: list, inputs: list[str]) -> None:
+    sources = {os.path.realpath(path) for path in inputs}
+    for target in targets:
+        if target is not None and os.path.realpath(target) in sources:
+            raise ValueError(f"{target}: is an input; the output would replace it")
+
+
+def _write_text(target: str | None, text: str) -> None:
+    """Text to stdout (target None or "-"), or atomically into a file."""
+    from punctum.fileio import atomic_writer, standard_stream
+
+    stream = sys.stdout if target is None else standard_stream(target)
+    if stream is not None:
+        stream.write(text)
+        stream.flush()
+        return
+    with atomic_writer(target) as out:
+        out.write(text)
 
 
 def _add_serve(subparsers) -> None:

@@ -26,6 +26,21 @@ class NotUtf8Error(ValueError):
     an --errors option add that it can substitute them."""
 
 
+def standard_stream(target: str | Path) -> IO[str] | None:
+    """sys.stdout or sys.stderr when `target` names one of them ("-", /dev/stdout,
+    /dev/stderr), else None: written through the stream, never reopened or replaced, so
+    that the file a shell redirected it to keeps what came before and after."""
+    import sys
+
+    text = str(target)
+    path = text if text == "-" else os.path.abspath(text)
+    if path in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
+        return sys.stdout
+    if path in ("/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"):
+        return sys.stderr
+    return None
+
+
 def temporary_name(target: str | Path) -> str:
     """A hidden, unique temporary path in the target's folder."""
     target = str(target)

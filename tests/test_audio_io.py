@@ -10,6 +10,7 @@ import soundfile  # noqa: E402
 
 from punctum.audio.io import (  # noqa: E402
     SAMPLE_RATE,
+    iter_audio_chunks,
     load_audio,
     read_audio,
     resample,
@@ -102,6 +103,16 @@ def test_corrupt_empty_and_unsupported_files(tmp_path):
     assert "unsupported audio file type" in _one_line_error(text)
     assert "no such audio file" in _one_line_error(tmp_path / "missing.wav",
                                                    FileNotFoundError)
+
+
+def test_nan_or_infinite_samples_are_an_error(tmp_path):
+    samples = _tone(0.5, SAMPLE_RATE).astype(np.float32)
+    samples[100] = np.nan
+    path = tmp_path / "nan.wav"
+    soundfile.write(str(path), samples, SAMPLE_RATE, subtype="FLOAT")
+    assert "NaN or infinite samples" in _one_line_error(path)
+    with pytest.raises(ValueError, match="NaN or infinite samples"):
+        list(iter_audio_chunks(path, 0.2, 0.05))
 
 
 def test_truncated_flac_is_an_error_or_shorter(tmp_path):

@@ -3,6 +3,7 @@
 import json
 import random
 import tomllib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -145,6 +146,14 @@ def test_cli_transcribe_formats_and_errors(acoustic, tmp_path, capsys):
     assert "missing.wav: no such audio file" in err and "Traceback" not in err
     assert (tmp_path / "out" / "u004.txt").exists()
     assert main(["transcribe", audio, "-m", str(tmp_path / "nope")]) == 2
+    assert main(["transcribe", missing, "-m", str(folder)]) == 2  # one file: a usage error
+    copy = tmp_path / "victim.flac"
+    copy.write_bytes(Path(audio).read_bytes())
+    assert main(["transcribe", str(copy), "-m", str(folder), "-o", str(copy)]) == 2
+    assert "is an input" in capsys.readouterr().err
+    assert copy.read_bytes() == Path(audio).read_bytes()
+    assert main(["transcribe", audio, "-m", str(folder), "--beam", "65"]) == 2
+    assert "--beam must be from 0 (greedy) to 64" in capsys.readouterr().err
 
 
 def test_cli_export_dispatches_on_checkpoint_kind(acoustic, tmp_path, capsys):

@@ -64,7 +64,8 @@ def read_audio(path: str | Path) -> tuple[np.ndarray, int]:
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: unsupported extension, undecodable or empty file (one line).
+        ValueError: unsupported extension, undecodable or empty file, NaN or infinite
+            samples (one line).
     """
     path = Path(path)
     read_audio_header(path)
@@ -76,7 +77,14 @@ def read_audio(path: str | Path) -> tuple[np.ndarray, int]:
         raise ValueError(f"{path}: cannot decode audio ({' '.join(reason.split())})") from None
     if samples.shape[0] == 0:
         raise ValueError(f"{path}: no audio samples (empty file)")
+    _check_finite(samples, path)
     return to_mono(samples), int(rate)
+
+
+def _check_finite(samples: np.ndarray, path: Path) -> None:
+    """Float files can hold NaN or infinite samples, which no feature survives."""
+    if not np.isfinite(samples).all():
+        raise ValueError(f"{path}: the audio holds NaN or infinite samples")
 
 
 def iter_audio_chunks(path: str | Path, chunk_seconds: float, overlap_seconds: float,
@@ -103,6 +111,7 @@ def iter_audio_chunks(path: str | Path, chunk_seconds: float, overlap_seconds: f
             while True:
                 handle.seek(start)
                 block = handle.read(size, dtype="float32", always_2d=True)
+                _check_finite(block, path)
                 yield start / rate, resample(to_mono(block), rate, sample_rate)
                 if start + size >= total or not len(block):
                     return
