@@ -482,7 +482,6 @@ def _add_export(subparsers) -> None:
 
 
 def _run_export(args) -> int:
-
     with needs_extra("train", "export"):
         from punctum.train.export import ExportOptions, export_artifact, parity_texts
     checkpoint = Path(args.checkpoint)
@@ -608,8 +607,9 @@ def _run_selftrain(args) -> int:
 
 def _checkpoint_kind(checkpoint) -> str:
     from punctum.train.checkpoint import load_checkpoint
+    from punctum.train.export import check_checkpoint
 
-    return load_checkpoint(checkpoint).get("kind", "")
+    return check_checkpoint(load_checkpoint(checkpoint), checkpoint)["kind"]
 
 
 def _read_scores(path: str) -> dict:

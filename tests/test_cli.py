@@ -179,6 +179,17 @@ def test_export_cli(tiny_run, tmp_path, capsys):
     assert meta["model"]["precision"] == "fp32" and meta["name"] == "t"
     code = main(["export", str(tmp_path / "missing.pt"), str(tmp_path / "x")])
     assert code == 2 and "missing.pt" in capsys.readouterr().err
+    import torch
+
+    saved = torch.load(tiny_run / "best.pt", weights_only=False)
+    del saved["model"][next(iter(saved["model"]))]
+    for name, content in (("dict.pt", {"a": 1}), ("list.pt", [1, 2]), ("cut.pt", saved)):
+        torch.save(content, tmp_path / name)
+        code = main(["export", str(tmp_path / name), str(tmp_path / "z"), "--tokenizer",
+                     str(tiny_run / "tokenizer.json")])
+        err = capsys.readouterr().err
+        assert code == 2 and f"{name}: " in err and len(err.strip().splitlines()) == 1
+        assert "not a punctum training checkpoint" in err or "do not fit its model" in err
     for content in ("{not json", "[1, 2]"):
         (tmp_path / "scores.json").write_text(content, encoding="utf-8")
         code = main(["export", str(tiny_run / "best.pt"), str(tmp_path / "y"), "--scores",

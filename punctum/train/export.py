@@ -82,11 +82,28 @@ class ExportOptions:
             raise ValueError("window_left + window_right must be smaller than window_size")
 
 
+def check_checkpoint(saved, path: str | Path) -> dict:
+    """`saved` if it has what a punctum training checkpoint holds, else a one-line ValueError."""
+    if not isinstance(saved, dict) or not all(
+            isinstance(saved.get(key), dict) for key in ("model_config", "model", "recipe")) \
+            or not isinstance(saved.get("kind"), str):
+        got = f"a {type(saved).__name__}" if not isinstance(saved, dict) \
+            else f"keys {sorted(map(str, saved))[:6]}"
+        raise ValueError(f"{path}: not a punctum training checkpoint (expected a dict with "
+                         f"'kind', 'model_config', 'model' and 'recipe'; got {got})")
+    return saved
+
+
 def load_model_from_checkpoint(path: str | Path) -> tuple[torch.nn.Module, dict]:
     """Rebuild the model of a checkpoint (no training code needed besides the model file)."""
-    saved = load_checkpoint(path)
-    model = build_model(saved["kind"], saved["model_config"])
-    model.load_state_dict(saved["model"])
+    saved = check_checkpoint(load_checkpoint(path), path)
+    try:
+        model = build_model(saved["kind"], saved["model_config"])
+        model.load_state_dict(saved["model"])
+    except (KeyError, TypeError, ValueError, RuntimeError) as error:
+        reason = " ".join([line.strip() for line in str(error).splitlines()
+                           if line.strip()][:2]) or type(error).__name__
+        raise ValueError(f"{path}: its weights do not fit its model ({reason})") from None
     return model.eval(), saved
 
 
