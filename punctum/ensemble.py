@@ -154,6 +154,8 @@ def write_ensemble(members: Sequence[str], out: str | Path, name: str = "") -> P
     """
     if len(members) < 2:
         raise ValueError(f"an ensemble needs at least two models, got {len(members)}")
+    if not str(out).strip():
+        raise ValueError("the ensemble needs an output folder (--out)")
     out = Path(out)
     read = [artifacts.read_artifact(artifacts.resolve(m)) for m in members]
     for member, meta in zip(members, (r.meta for r in read)):

@@ -72,6 +72,8 @@ def test_calibrate_and_restore_an_ensemble_folder(pair, tmp_path, capsys):
 def test_bad_ensembles_fail_with_one_line(pair, tiny_artifact, tmp_path, capsys):
     assert main(["ensemble", "en-tiny", "--out", str(tmp_path / "one")]) == 2
     assert "at least two" in capsys.readouterr().err
+    assert main(["ensemble", "en-tiny", "en-tiny", "--out", ""]) == 2
+    assert "needs an output folder" in capsys.readouterr().err
     assert main(["ensemble", "en-tiny", str(pair), "--out", str(tmp_path / "nested")]) == 2
     assert "itself an ensemble" in capsys.readouterr().err
     other = shutil.copytree(tiny_artifact, tmp_path / "other")

@@ -297,7 +297,10 @@ def test_config_from_toml_and_errors(tmp_path):
     with pytest.raises(ValueError, match="unknown key serve.max_queu"):
         load_config(bad)
     bad.write_text("[serve]\nmax_queue = 0\n")
-    with pytest.raises(ValueError, match="max_queue must be > 0"):
+    with pytest.raises(ValueError, match="max_queue must be a finite number > 0"):
+        load_config(bad)
+    bad.write_text("[serve]\nrequest_timeout_s = nan\n")
+    with pytest.raises(ValueError, match="request_timeout_s must be a finite number > 0"):
         load_config(bad)
 
 

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,9 +59,11 @@ class ServeConfig:
         positive = ["max_body_bytes", "max_chars", "max_items", "max_queue", "batch_texts",
                     "max_audio_bytes", "request_timeout_s"]
         for name in positive:
-            if getattr(self, name) <= 0:
-                raise ValueError(f"serve.{name} must be > 0, got {getattr(self, name)}")
-        if self.batch_wait_ms < 0 or self.threads < 0:
+            if not getattr(self, name) > 0 or not math.isfinite(getattr(self, name)):
+                raise ValueError(f"serve.{name} must be a finite number > 0, got "
+                                 f"{getattr(self, name)}")
+        if not (self.batch_wait_ms >= 0 and math.isfinite(self.batch_wait_ms)) \
+                or self.threads < 0:
             raise ValueError("serve.batch_wait_ms and serve.threads must be >= 0")
 
     @property
