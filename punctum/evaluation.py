@@ -151,8 +151,22 @@ def load_scored(path: str | Path, fmt: str = "auto", language: str | Inventory =
 
 def load_tsv_by_id(path: str | Path, ids: list[str], language: str | Inventory = "en",
                    text_column: str = "text") -> ScoredFile:
-    """A hypothesis TSV ordered by the reference's utterance ids (missing ids are empty)."""
-    by_id = {u.id: u.text for u in iter_tsv(path, text_column=text_column)}
+    """A hypothesis TSV ordered by the reference's utterance ids (missing ids are empty).
+
+    Raises:
+        ValueError: an id given twice, or ids the reference does not have (their words
+            could be counted nowhere).
+    """
+    by_id: dict[str, str] = {}
+    for unit in iter_tsv(path, text_column=text_column):
+        if unit.id in by_id:
+            raise ValueError(f"{path}: utterance id {unit.id!r} is given twice")
+        by_id[unit.id] = unit.text
+    known = set(ids)
+    unknown = [i for i in by_id if i not in known]
+    if unknown:
+        raise ValueError(f"{path}: {len(unknown)} utterance id(s) not in the reference "
+                         f"(first: {unknown[0]!r})")
     return _join_units([parse(by_id.get(i, ""), language) for i in ids])
 
 

@@ -1,6 +1,7 @@
 """`punctum eval`: files in, paper-style scores out, one-line errors."""
 
 import json
+import re
 
 import pytest
 
@@ -76,6 +77,17 @@ def test_tsv_by_utterance_id_and_mid_final(tmp_path):
     assert (mid.tp, mid.fp, mid.fn) == (1, 1, 0)
     assert (final.tp, final.fp, final.fn) == (1, 0, 1)
     assert result.mid_final.weighted_f1 == pytest.approx((2 / 3 * 1 + 2 / 3 * 2) / 3)
+
+
+@pytest.mark.parametrize("rows, message", [
+    ("a\tOne.\na\tOne, two.\n", "utterance id 'a' is given twice"),
+    ("a\tOne.\nc\tFive six.\n", "1 utterance id(s) not in the reference (first: 'c')"),
+])
+def test_tsv_hypothesis_ids_must_match_the_reference(tmp_path, rows, message):
+    ref = _write(tmp_path, "ref.tsv", "utt_id\ttext\na\tOne, two.\nb\tThree four?\n")
+    hyp = _write(tmp_path, "hyp.tsv", "utt_id\ttext\n" + rows)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        evaluate_files(ref, hyp, EvalOptions())
 
 
 def test_compare_bootstrap(tmp_path):
