@@ -322,6 +322,33 @@ def test_sigterm_saves_a_checkpoint_and_exits_cleanly(tiny_corpus, tmp_path):
     assert load_checkpoint(out / "last.pt")["state"]["step"] >= 10
 
 
+def test_sigint_stops_at_a_step_boundary_and_resume_is_exact(tiny_corpus, tmp_path):
+    import torch
+
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(RECIPE.format(steps=400).replace("checkpoint_every = 5",
+                                                       "checkpoint_every = 1000"))
+    out = tmp_path / "run"
+    args = ["train", str(recipe), "--out", str(out), "--data-root", str(tiny_corpus),
+            "--no-progress"]
+    process = _run_cli(args)
+    deadline = time.time() + 120
+    while not (out / "best.pt").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    output = process.communicate(timeout=60)[0].decode()
+    assert process.returncode == 130 and "interrupted at step" in output, output
+    stopped = load_checkpoint(out / "last.pt")["state"]["step"]
+    resumed = _run_cli([*args, "--resume", "--steps", str(stopped + 7)])
+    assert resumed.wait(timeout=120) == 0
+    clean = _run_cli(["train", str(recipe), "--out", str(tmp_path / "clean"), "--data-root",
+                      str(tiny_corpus), "--no-progress", "--steps", str(stopped + 7)])
+    assert clean.wait(timeout=120) == 0
+    a = load_checkpoint(out / "last.pt")["model"]
+    b = load_checkpoint(tmp_path / "clean" / "last.pt")["model"]
+    assert all(torch.equal(a[key], b[key]) for key in a)
+
+
 def test_init_from_reuses_tokenizer_and_weights(tiny_corpus, tiny_run, tmp_path):
     import tomllib
 

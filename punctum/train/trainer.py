@@ -520,25 +520,50 @@ def train(recipe: Recipe, out_dir: str | Path, resume: bool = False,
                          run.task.sampler)
     elif resume:
         raise FileNotFoundError(f"{out / 'last.pt'}: nothing to resume")
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if _main_thread() else None
+    stop = _StopRequest()
+    previous = stop.install() if _main_thread() else {}
     try:
-        _loop(run, state, progress)
+        _loop(run, state, progress, stop)
     except KeyboardInterrupt:
-        if run.dist.main:
+        if run.dist.main and stop.at_boundary:
             checkpoint.save_atomic(run.payload(state), out / "last.pt")
             log.warning("interrupted at step %d; resume with --resume", state.step)
+        elif run.dist.main:
+            log.warning("stopped at once; --resume continues from the last checkpoint")
         raise
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     if run.dist.main:
         _finish(run, state)
     return state
 
 
-def _raise_interrupt(signum, frame) -> None:
-    # SIGTERM (and SIGINT in shells that ignore it for background jobs) saves a checkpoint
-    raise KeyboardInterrupt
+class _StopRequest:
+    """SIGINT or SIGTERM asks the loop to stop after the step under way, so that the saved
+    checkpoint holds the weights, optimizer, sampler and RNG state of one step boundary and
+    --resume continues exactly. A second signal stops at once (the periodic last.pt stays)."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.at_boundary = False
+
+    def install(self) -> dict:
+        """Handle SIGINT and SIGTERM; returns the previous handlers."""
+        return {signum: signal.signal(signum, self._handle)
+                for signum in (signal.SIGINT, signal.SIGTERM)}
+
+    def _handle(self, signum, frame) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        log.warning("stopping after this step (signal %d; again to stop at once)", signum)
+
+    def check(self) -> None:
+        """At a step boundary: raise KeyboardInterrupt when a stop was asked for."""
+        if self.requested:
+            self.at_boundary = True
+            raise KeyboardInterrupt
 
 
 def _main_thread() -> bool:
@@ -547,7 +572,8 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def _loop(run: _Run, state: RunState, progress: bool) -> None:
+def _loop(run: _Run, state: RunState, progress: bool, stop: _StopRequest | None = None
+          ) -> None:
     from tqdm import tqdm
 
     config = run.recipe.train
@@ -561,6 +587,8 @@ def _loop(run: _Run, state: RunState, progress: bool) -> None:
         state.step += 1
         state.seconds = time.time() - started
         _after_step(run, state, losses, bar)
+        if stop is not None and state.step < config.steps:
+            stop.check()
     bar.close()
 
 
