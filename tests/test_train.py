@@ -349,6 +349,15 @@ def test_sigint_stops_at_a_step_boundary_and_resume_is_exact(tiny_corpus, tmp_pa
     assert all(torch.equal(a[key], b[key]) for key in a)
 
 
+def test_a_run_folder_is_not_trained_over_without_resume(tiny_corpus, tmp_path):
+    recipe = _recipe(tiny_corpus, tmp_path, steps=5)
+    train(recipe, tmp_path / "run", progress=False)
+    before = (tmp_path / "run" / "last.pt").read_bytes()
+    with pytest.raises(FileExistsError, match="holds a run already"):
+        train(recipe, tmp_path / "run", progress=False)
+    assert (tmp_path / "run" / "last.pt").read_bytes() == before
+
+
 def test_init_from_reuses_tokenizer_and_weights(tiny_corpus, tiny_run, tmp_path):
     import tomllib
 

@@ -508,10 +508,14 @@ def train(recipe: Recipe, out_dir: str | Path, resume: bool = False,
           progress: bool = True) -> RunState:
     """Train the recipe's model into `out_dir`; returns the final run state.
 
-    Writes tokenizer.json, last.pt (every checkpoint_every steps), best.pt (best dev F1),
-    history.json and curve.png.
+    A folder that holds a run (last.pt) is refused unless `resume`: its checkpoints would
+    be replaced. Writes tokenizer.json, last.pt (every checkpoint_every steps), best.pt
+    (best dev F1), history.json and curve.png.
     """
     out = Path(out_dir)
+    if not resume and (out / "last.pt").exists():
+        raise FileExistsError(f"{out}: holds a run already (last.pt); --resume continues it, "
+                              f"or choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     run = _setup(recipe, out)
     state = RunState()
