@@ -281,3 +281,16 @@ def test_soup_refuses_what_does_not_average(tiny_run, tiny_artifact):
         average([state, smaller])
     with pytest.raises(ValueError, match="differ in their weights"):
         average([state, {k: v for k, v in state.items() if k != "embed.weight"}])
+
+
+def test_exporting_without_weights_removes_an_earlier_exports_weights(tiny_run, tmp_path):
+    from punctum.train.export import ExportOptions, export_artifact, parity_texts
+
+    folder = tmp_path / "model"
+    for include_weights in (True, False):
+        options = ExportOptions(name="tiny", int8=False, window_size=24, window_left=6,
+                                window_right=4, lexicon_documents=0,
+                                include_weights=include_weights)
+        export_artifact(tiny_run / "best.pt", folder, tiny_run / "tokenizer.json", options,
+                        parity_texts(tiny_run / "best.pt"))
+        assert (folder / "weights.safetensors").exists() == include_weights

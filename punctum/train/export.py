@@ -281,6 +281,8 @@ def export_artifact(checkpoint: str | Path, out_dir: str | Path, tokenizer_path:
         shutil.copy(Path(tmp) / MODEL_FILE, out / MODEL_FILE)
     if options.include_weights:
         _save_weights(model, out / WEIGHTS_FILE)
+    else:  # an earlier export's weights would be read back (init_from) as this model's
+        (out / WEIGHTS_FILE).unlink(missing_ok=True)
     tokenizer.save(out / TOKENIZER_FILE)
     data = saved["recipe"]["data"]
     texts = (head_texts(data["sources"], options.lexicon_documents, data["val_fraction"])
