@@ -190,6 +190,13 @@ def test_export_cli(tiny_run, tmp_path, capsys):
         err = capsys.readouterr().err
         assert code == 2 and f"{name}: " in err and len(err.strip().splitlines()) == 1
         assert "not a punctum training checkpoint" in err or "do not fit its model" in err
+    other = tmp_path / "other_tokenizer.json"
+    from punctum.tokenizer import train_bpe
+
+    train_bpe(iter([["a", "b", "c"]] * 3), vocab_size=40).save(other)
+    code = main(["export", str(tiny_run / "best.pt"), str(tmp_path / "t"), "--tokenizer",
+                 str(other)])
+    assert code == 2 and "not the tokenizer of its run" in capsys.readouterr().err
     for content in ("{not json", "[1, 2]"):
         (tmp_path / "scores.json").write_text(content, encoding="utf-8")
         code = main(["export", str(tiny_run / "best.pt"), str(tmp_path / "y"), "--scores",

@@ -259,10 +259,17 @@ def export_artifact(checkpoint: str | Path, out_dir: str | Path, tokenizer_path:
 
     Raises:
         ValueError: the ONNX model disagrees with torch on more than 1 - min_agreement of
-            the sample words.
+            the sample words; the tokenizer's size is not the model's.
     """
     model, saved = load_model_from_checkpoint(checkpoint)
     tokenizer = SubwordTokenizer.load(tokenizer_path, saved["label_position"])
+    expected = saved["model_config"].get("vocab_size")
+    own_bpe = saved["recipe"].get("tokenizer", {}).get("kind", "bpe") == "bpe"
+    # a pretrained encoder's embedding table may be padded beyond its tokenizer's pieces
+    if expected is not None and (tokenizer.vocab_size > expected
+                                 or own_bpe and tokenizer.vocab_size != expected):
+        raise ValueError(f"{tokenizer_path}: {tokenizer.vocab_size} pieces, but {checkpoint} "
+                         f"was trained on {expected}: not the tokenizer of its run")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
