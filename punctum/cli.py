@@ -110,7 +110,7 @@ def _run_train(args) -> int:
         from punctum.train.recipe import load_recipe
         from punctum.train.trainer import train
     recipe = load_recipe(args.recipe, args.data_root)
-    if args.steps:
+    if args.steps is not None:
         recipe = dataclasses.replace(recipe, train=dataclasses.replace(recipe.train,
                                                                        steps=args.steps))
     state = train(recipe, args.out, resume=args.resume, progress=not args.no_progress)

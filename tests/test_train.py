@@ -157,7 +157,15 @@ def test_noise_words_from_the_document_or_fillers():
      ({"data": {"sources": [{"path": "missing.txt"}]}}, FileNotFoundError,
       "data.sources\\[0\\].path"),
      ({"model": {}}, ValueError, "model.kind is required"),
-     ({"optimiser": {}}, ValueError, "unknown recipe table")],
+     ({"optimiser": {}}, ValueError, "unknown recipe table"),
+     ({"train": {"log_every": 0}}, ValueError, "train.log_every has an invalid value"),
+     ({"train": {"eval_batch_size": 0}}, ValueError, "train.eval_batch_size has an invalid"),
+     ({"train": {"lr": float("inf")}}, ValueError, "train.lr has an invalid value"),
+     ({"train": {"weight_decay": -1.0}}, ValueError, "train.weight_decay has an invalid"),
+     ({"train": {"plateau_factor": 1.5}}, ValueError, "train.plateau_factor has an invalid"),
+     ({"train": {"threads": -2}}, ValueError, "train.threads has an invalid value"),
+     ({"train": {"scheduler": "linear", "steps": 10, "warmup_steps": 10}}, ValueError,
+      "train.warmup_steps \\(10\\) must be smaller than train.steps \\(10\\)")],
 )
 def test_recipe_errors_name_the_key(tiny_corpus, patch, error, message):
     raw = {"model": {"kind": "cnn_bilstm"}, "data": {"sources": [{"path": "train.txt"}]}}
@@ -177,6 +185,10 @@ def test_cli_reports_recipe_error_in_one_line(tiny_corpus, tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "unknown key train.learning_rate" in err
     assert len(err.strip().splitlines()) == 1
+    path.write_text('[model]\nkind = "cnn_bilstm"\n[[data.sources]]\npath = "train.txt"\n')
+    code = main(["train", str(path), "--out", str(tmp_path / "run"), "--data-root",
+                 str(tiny_corpus), "--steps", "0"])
+    assert code == 2 and "train.steps has an invalid value: 0" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------- training

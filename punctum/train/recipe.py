@@ -9,6 +9,7 @@ Relative data paths are resolved against the data root (``--data-root``).
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -104,17 +105,28 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         checks = {
-            "steps": self.steps > 0, "batch_size": self.batch_size > 0, "lr": self.lr > 0,
+            "steps": self.steps > 0, "batch_size": self.batch_size > 0,
+            "lr": 0 < self.lr < math.inf, "weight_decay": 0 <= self.weight_decay < math.inf,
+            "grad_clip": 0 < self.grad_clip < math.inf,
             "optimizer": self.optimizer in ("adam", "adamw"),
             "scheduler": self.scheduler in ("plateau", "linear"),
+            "plateau_factor": 0 < self.plateau_factor < 1,
+            "plateau_patience": self.plateau_patience >= 0,
+            "warmup_steps": self.warmup_steps >= 0,
             "dtype": self.dtype in ("fp32", "bf16"),
             "device": self.device in ("auto", "cpu", "cuda"),
             "label_smoothing": 0 <= self.label_smoothing < 1,
             "eval_every": self.eval_every > 0, "checkpoint_every": self.checkpoint_every > 0,
+            "log_every": self.log_every > 0, "eval_batch_size": self.eval_batch_size > 0,
+            "dev_words": self.dev_words >= 0, "threads": self.threads >= 0,
         }
         for name, ok in checks.items():
             if not ok:
                 raise ValueError(f"train.{name} has an invalid value: {getattr(self, name)!r}")
+        if self.scheduler == "linear" and self.warmup_steps >= self.steps:
+            # the linear schedule decays over steps - warmup_steps, which must be > 0
+            raise ValueError(f"train.warmup_steps ({self.warmup_steps}) must be smaller than "
+                             f"train.steps ({self.steps}) with the linear scheduler")
 
 
 @dataclass(frozen=True)
