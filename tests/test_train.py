@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 from punctum.text import get_inventory, parse  # noqa: E402
 from punctum.tokenizer import train_bpe  # noqa: E402
 from punctum.train.batching import WindowSampler, sequential_windows  # noqa: E402
-from punctum.train.checkpoint import load_checkpoint  # noqa: E402
+from punctum.train.checkpoint import load_checkpoint, save_atomic  # noqa: E402
 from punctum.train.data import IGNORE, encode_documents  # noqa: E402
 from punctum.train.noise import (  # noqa: E402
     FILLER_WORDS,
@@ -368,6 +368,20 @@ def test_a_run_folder_is_not_trained_over_without_resume(tiny_corpus, tmp_path):
     with pytest.raises(FileExistsError, match="holds a run already"):
         train(recipe, tmp_path / "run", progress=False)
     assert (tmp_path / "run" / "last.pt").read_bytes() == before
+
+
+def test_resuming_a_checkpoint_that_cannot_be_resumed_is_one_line(tiny_corpus, tmp_path):
+    train(_recipe(tiny_corpus, tmp_path, steps=5), tmp_path / "run", progress=False)
+    other = _recipe(tiny_corpus, tmp_path, steps=10).model | {"embed_dim": 8}
+    recipe = dataclasses.replace(_recipe(tiny_corpus, tmp_path, steps=10), model=other)
+    with pytest.raises(ValueError, match="does not fit this recipe's model"):
+        train(recipe, tmp_path / "run", resume=True, progress=False)
+    saved = load_checkpoint(tmp_path / "run" / "last.pt")
+    del saved["optimizer"]
+    save_atomic(saved, tmp_path / "run" / "last.pt")
+    with pytest.raises(ValueError, match="not a checkpoint to resume \\(no optimizer"):
+        train(_recipe(tiny_corpus, tmp_path, steps=10), tmp_path / "run", resume=True,
+              progress=False)
 
 
 def test_init_from_reuses_tokenizer_and_weights(tiny_corpus, tiny_run, tmp_path):

@@ -371,8 +371,19 @@ def _payload(run, state: RunState) -> dict:
 
 def _restore(path: Path, model, optimizer, scheduler, sampler) -> RunState:
     saved = checkpoint.load_checkpoint(path)
-    model.load_state_dict(saved["model"])
-    optimizer.load_state_dict(saved["optimizer"])
+    needed = ("model", "optimizer", "scheduler", "sampler", "rng", "state")
+    missing = [key for key in needed if not isinstance(saved, dict) or key not in saved]
+    if missing:
+        raise ValueError(f"{path}: not a checkpoint to resume (no {', '.join(missing)}; a "
+                         f"soup or an export holds weights only)")
+    try:
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+    except (RuntimeError, ValueError, KeyError) as error:
+        reason = " ".join([line.strip() for line in str(error).splitlines()
+                           if line.strip()][:2])
+        raise ValueError(f"{path}: does not fit this recipe's model, so it cannot be resumed "
+                         f"with it ({reason})") from None
     scheduler.load_state_dict(saved["scheduler"])
     sampler.set_state(saved["sampler"])
     checkpoint.set_rng_state(saved["rng"])
