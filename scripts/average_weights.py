@@ -30,12 +30,15 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True, help="the checkpoint to write")
     args = parser.parse_args()
     try:
+        if args.out.is_dir():
+            raise ValueError(f"--out {args.out}: is a folder; give the checkpoint's file name "
+                             f"(for example {args.out / 'best.pt'})")
         checkpoint, base = soup(args.sources)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        save_atomic(checkpoint, args.out)
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    save_atomic(checkpoint, args.out)
     tokenizer = Path(args.sources[base]).parent / "tokenizer.json"
     if tokenizer.is_file() and tokenizer.resolve() != (args.out.parent / tokenizer.name).resolve():
         shutil.copy(tokenizer, args.out.parent / tokenizer.name)

@@ -3,6 +3,7 @@
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -281,6 +282,27 @@ def test_soup_refuses_what_does_not_average(tiny_run, tiny_artifact):
         average([state, smaller])
     with pytest.raises(ValueError, match="differ in their weights"):
         average([state, {k: v for k, v in state.items() if k != "embed.weight"}])
+
+
+
+@pytest.mark.parametrize("content", [{"a": 1}, [1, 2], "tensor"])
+def test_average_weights_script_refuses_other_files_in_one_line(tiny_run, tmp_path, content):
+    import subprocess
+    import sys
+
+    import torch
+
+    source = tmp_path / "odd.pt"
+    torch.save(torch.zeros(3) if content == "tensor" else content, source)
+    script = Path(__file__).parents[1] / "scripts" / "average_weights.py"
+    result = subprocess.run([sys.executable, str(script), str(tiny_run / "best.pt"),
+                             str(source), "--out", str(tmp_path / "soup.pt")],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "odd.pt: not a punctum training checkpoint" \
+        in result.stderr and "Traceback" not in result.stderr
+    result = subprocess.run([sys.executable, str(script), str(tiny_run / "best.pt"),
+                             "--out", str(tmp_path)], capture_output=True, text=True)
+    assert result.returncode == 2 and "is a folder" in result.stderr
 
 
 def test_exporting_without_weights_removes_an_earlier_exports_weights(tiny_run, tmp_path):

@@ -24,6 +24,9 @@ def source_weights(source: str) -> tuple[dict[str, torch.Tensor], dict | None]:
 
         return recover_state_dict(artifact.resolve(source))[2], None
     checkpoint = load_checkpoint(source)
+    if not isinstance(checkpoint, dict) or not isinstance(checkpoint.get("model"), dict) \
+            or not all(isinstance(v, torch.Tensor) for v in checkpoint["model"].values()):
+        raise ValueError(f"{source}: not a punctum training checkpoint (no model weights)")
     return checkpoint["model"], checkpoint
 
 
