@@ -230,16 +230,24 @@ def _run_cli(args, **kwargs):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kwargs)
 
 
-def test_killed_run_leaves_a_resumable_checkpoint(tiny_corpus, tmp_path):
+def _start_run(tiny_corpus, tmp_path, wait_for: str, checkpoint_every: int = 5):
+    """A 400-step CLI run in tmp_path/run, once RUN/wait_for exists: (process, its args)."""
     recipe = tmp_path / "r.toml"
-    recipe.write_text(RECIPE.format(steps=400), encoding="utf-8")
+    recipe.write_text(RECIPE.format(steps=400).replace(
+        "checkpoint_every = 5", f"checkpoint_every = {checkpoint_every}"), encoding="utf-8")
     out = tmp_path / "run"
     args = ["train", str(recipe), "--out", str(out), "--data-root", str(tiny_corpus),
             "--no-progress"]
     process = _run_cli(args)
     deadline = time.time() + 120
-    while not (out / "last.pt").exists() and time.time() < deadline:
-        time.sleep(0.2)
+    while not (out / wait_for).exists() and time.time() < deadline:
+        time.sleep(0.05)
+    return process, args
+
+
+def test_killed_run_leaves_a_resumable_checkpoint(tiny_corpus, tmp_path):
+    process, args = _start_run(tiny_corpus, tmp_path, "last.pt")
+    out = tmp_path / "run"
     time.sleep(0.5)
     process.send_signal(signal.SIGKILL)
     process.wait()
@@ -318,15 +326,9 @@ def test_pretrained_encoder_from_a_package(tiny_corpus, tmp_path, monkeypatch):
 
 
 def test_sigterm_saves_a_checkpoint_and_exits_cleanly(tiny_corpus, tmp_path):
-    recipe = tmp_path / "r.toml"
-    recipe.write_text(RECIPE.format(steps=400).replace("checkpoint_every = 5",
-                                                       "checkpoint_every = 1000"))
+    # best.pt appears at the first evaluation (step 10)
+    process, _ = _start_run(tiny_corpus, tmp_path, "best.pt", checkpoint_every=1000)
     out = tmp_path / "run"
-    process = _run_cli(["train", str(recipe), "--out", str(out), "--data-root",
-                        str(tiny_corpus), "--no-progress"])
-    deadline = time.time() + 120
-    while not (out / "best.pt").exists() and time.time() < deadline:
-        time.sleep(0.2)  # best.pt appears at the first evaluation (step 10)
     process.send_signal(signal.SIGTERM)
     output = process.communicate(timeout=60)[0].decode()
     assert process.returncode == 130, output
@@ -337,16 +339,8 @@ def test_sigterm_saves_a_checkpoint_and_exits_cleanly(tiny_corpus, tmp_path):
 def test_sigint_stops_at_a_step_boundary_and_resume_is_exact(tiny_corpus, tmp_path):
     import torch
 
-    recipe = tmp_path / "r.toml"
-    recipe.write_text(RECIPE.format(steps=400).replace("checkpoint_every = 5",
-                                                       "checkpoint_every = 1000"))
-    out = tmp_path / "run"
-    args = ["train", str(recipe), "--out", str(out), "--data-root", str(tiny_corpus),
-            "--no-progress"]
-    process = _run_cli(args)
-    deadline = time.time() + 120
-    while not (out / "best.pt").exists() and time.time() < deadline:
-        time.sleep(0.05)
+    process, args = _start_run(tiny_corpus, tmp_path, "best.pt", checkpoint_every=1000)
+    out, recipe = tmp_path / "run", tmp_path / "r.toml"
     process.send_signal(signal.SIGINT)
     output = process.communicate(timeout=60)[0].decode()
     assert process.returncode == 130 and "interrupted at step" in output, output
