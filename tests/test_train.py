@@ -378,6 +378,17 @@ def test_resuming_a_checkpoint_that_cannot_be_resumed_is_one_line(tiny_corpus, t
               progress=False)
 
 
+def test_a_cut_cache_file_is_encoded_again(tiny_corpus, tmp_path):
+    train(_recipe(tiny_corpus, tmp_path, steps=5), tmp_path / "run", progress=False)
+    caches = sorted((tmp_path / "run").rglob("*.npz"))
+    assert caches
+    for cache in caches:
+        cache.write_bytes(cache.read_bytes()[:50])
+    state = train(_recipe(tiny_corpus, tmp_path, steps=6), tmp_path / "run", resume=True,
+                  progress=False)
+    assert state.step == 6
+
+
 def test_init_from_reuses_tokenizer_and_weights(tiny_corpus, tiny_run, tmp_path):
     import tomllib
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -285,7 +286,10 @@ def encode_source(source, config, tokenizer, split, cache_dir,
     key = hashlib.md5(repr(settings).encode()).hexdigest()[:16]
     cache = Path(cache_dir) / f"{Path(source.path).name}.{split}.{key}.npz"
     if cache.exists():
-        return EncodedCorpus.load(cache)
+        try:
+            return EncodedCorpus.load(cache)
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+            log.warning("%s: unreadable cache (%s); encoding again", cache, error)
     log.info("encoding %s (%s split%s)", source.path, split,
              ", with the teacher's probabilities" if teacher else "")
     inventory = get_inventory(config.language)
