@@ -190,6 +190,12 @@ def test_selftrain_round_end_to_end(tmp_path, tiny_corpus, tiny_run):
     # a re-run reuses every finished round
     assert st.selftrain(recipe, config, tmp_path / "st", progress=False)["rounds"] == \
         summary["rounds"]
+    other = tmp_path / "other" / "best.pt"  # another checkpoint teacher: refused
+    other.parent.mkdir()
+    other.write_bytes((tiny_run / "best.pt").read_bytes())
+    with pytest.raises(ValueError, match="started with the teacher"):
+        st.selftrain(recipe, dataclasses.replace(config, teacher=str(other)), tmp_path / "st",
+                     progress=False)
 
 
 def test_weights_are_scored_as_their_run_scored_them(tiny_corpus, tiny_run, tiny_artifact):

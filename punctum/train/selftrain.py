@@ -374,21 +374,25 @@ def _round_zero(recipe: Recipe, config: SelfTrainConfig, out: Path, cache: Path,
     if not config.teacher:
         f1 = _train_round(recipe, out / "round-0", None, cache, progress)
         return out / "round-0" / "best.pt", f1
-    if not recover.is_artifact(config.teacher):
-        return Path(config.teacher), _checkpoint_f1(Path(config.teacher))
+    artifact = recover.is_artifact(config.teacher)
+    teacher = config.teacher if artifact else Path(config.teacher)
+    name = str(config.teacher) if artifact else str(Path(config.teacher).resolve())
     summary = out / "round-0" / "round.json"
-    if summary.exists():
+    if summary.exists():  # later rounds in `out` learnt from that teacher's labels
         done = json.loads(summary.read_text())
-        if done.get("teacher") != str(config.teacher):
+        if done.get("teacher") != name:
             raise ValueError(f"{out} was started with the teacher {done.get('teacher')}, not "
-                             f"{config.teacher}: use another output folder")
-        return config.teacher, done["dev_f1"]
-    from punctum.train.trainer import score_weights
+                             f"{name}: use another output folder")
+        return teacher, done["dev_f1"]
+    if artifact:
+        from punctum.train.trainer import score_weights
 
-    f1 = score_weights(recipe, config.teacher)["punct_f1"]
+        f1 = score_weights(recipe, config.teacher)["punct_f1"]
+    else:
+        f1 = _checkpoint_f1(teacher)
     summary.parent.mkdir(parents=True, exist_ok=True)
-    summary.write_text(json.dumps({"dev_f1": f1, "teacher": str(config.teacher)}))
-    return config.teacher, f1
+    summary.write_text(json.dumps({"dev_f1": f1, "teacher": name}))
+    return teacher, f1
 
 
 def selftrain(recipe: Recipe, config: SelfTrainConfig, out_dir: str | Path,
