@@ -148,8 +148,13 @@ def parse_recipe(raw: dict, data_root: str | Path | None = None, name: str = "")
     unknown = set(raw) - {"model", "tokenizer", "data", "train"}
     if unknown:
         raise ValueError(f"unknown recipe table(s): {', '.join(sorted(unknown))}")
+    for table in ("model", "tokenizer", "data", "train"):
+        if not isinstance(raw.get(table, {}), dict):
+            raise ValueError(f"{table} must be a table ([{table}]), got "
+                             f"{type(raw[table]).__name__}")
     if "kind" not in raw.get("model", {}):
         raise ValueError("model.kind is required (e.g. 'cnn_bilstm')")
+    _check_model_table(raw["model"])
     if raw["model"]["kind"] == "ctc_encoder":
         return _speech_recipe(raw, data_root, name)
     data = dict(raw.get("data", {}))
@@ -159,6 +164,8 @@ def parse_recipe(raw: dict, data_root: str | Path | None = None, name: str = "")
         raise ValueError("data.sources must be an array of tables ([[data.sources]])")
     data["sources"] = tuple(_source(s, root, i) for i, s in enumerate(sources))
     if data.get("dev"):
+        if not isinstance(data["dev"], str):
+            raise ValueError(f"data.dev must be a file path (a string), got {data['dev']!r}")
         data["dev"] = existing(root / data["dev"], "data.dev")
     data["noise"] = _build(NoiseConfig, data.get("noise", {}), "data.noise")
     pause_noise = dict(data.get("pause_noise", {}))
@@ -173,6 +180,30 @@ def parse_recipe(raw: dict, data_root: str | Path | None = None, name: str = "")
         train=_build(TrainConfig, raw.get("train", {}), "train"),
         name=name,
     )
+
+
+def _check_model_table(model: dict) -> None:
+    """[model]'s kind and keys, and for a CNN-BiLSTM its values, before any data is read
+    (the sizes that come from the tokenizer are stood in for)."""
+    from dataclasses import fields
+
+    from punctum.models import MODELS
+
+    kind = model["kind"]
+    if kind not in MODELS:
+        raise ValueError(f"model.kind must be one of {sorted(MODELS)}, got {kind!r}")
+    config_cls = MODELS[kind][0]
+    allowed = {f.name for f in fields(config_cls)} | {"kind", "pretrained"}
+    unknown = sorted(set(model) - allowed)
+    if unknown:
+        raise ValueError(f"unknown key(s) model.{', model.'.join(unknown)} for {kind}")
+    if kind == "cnn_bilstm":
+        sizes = {"vocab_size": 2, "n_punct": 2, "n_case": 2, "pad_id": 0}
+        values = {k: v for k, v in model.items() if k not in ("kind", "pretrained")}
+        try:
+            config_cls(**{**values, **sizes})
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"model: {error}") from None
 
 
 def _speech_recipe(raw: dict, data_root: str | Path | None, name: str) -> Recipe:
