@@ -386,6 +386,15 @@ def test_resuming_a_checkpoint_that_cannot_be_resumed_is_one_line(tiny_corpus, t
               progress=False)
 
 
+def test_an_empty_dev_set_is_a_clear_error(tiny_corpus, tmp_path):
+    empty = tmp_path / "empty.che"
+    empty.write_text("", encoding="utf-8")
+    recipe = _recipe(tiny_corpus, tmp_path, steps=5)
+    recipe = dataclasses.replace(recipe, data=dataclasses.replace(recipe.data, dev=str(empty)))
+    with pytest.raises(ValueError, match="empty.che: no words"):
+        train(recipe, tmp_path / "run", progress=False)
+
+
 def test_a_cut_cache_file_is_encoded_again(tiny_corpus, tmp_path):
     train(_recipe(tiny_corpus, tmp_path, steps=5), tmp_path / "run", progress=False)
     caches = sorted((tmp_path / "run").rglob("*.npz"))

@@ -261,10 +261,14 @@ def read_dev(path: str, tokenizer: SubwordTokenizer, language: str = "en") -> En
     inventory = get_inventory(language)
     if ".jsonl" in Path(path).name:
         source = SourceConfig(path, format="timed")
-        documents = _iter_timed(source, DataConfig((source,), val_fraction=0.0), "train")
-        return encode_documents(documents, tokenizer, inventory)
-    return encode_documents([read_che(path).labelled()], tokenizer, inventory,
-                            ignore_case=True)
+        documents = list(_iter_timed(source, DataConfig((source,), val_fraction=0.0),
+                                     "train"))
+        ignore_case = False
+    else:
+        documents, ignore_case = [read_che(path).labelled()], True
+    if not any(len(d[0] if isinstance(d, tuple) else d) for d in documents):
+        raise ValueError(f"data.dev: {path}: no words (an empty dev set)")
+    return encode_documents(documents, tokenizer, inventory, ignore_case=ignore_case)
 
 
 def taught(source: SourceConfig, split: str, teacher: Teacher | None) -> Teacher | None:
