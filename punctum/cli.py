@@ -182,7 +182,7 @@ def _add_restore_options(parser) -> None:
     parser.add_argument("--errors", choices=["strict", "replace"], default="strict",
                         help="undecodable input bytes: an error, or replaced by U+FFFD")
     parser.add_argument("--format", default="auto",  # formats.FORMATS, kept literal so that
-                        # parsing arguments imports no numpy (tests/test_formats_asr.py checks)
+                        # parsing arguments imports no numpy (a test checks they agree)
                         choices=["auto", "text", "srt", "vtt", "whisper", "vosk", "nemo",
                                  "ctm", "kaldi", "sphinx", "hf"],
                         help="input format (default: files by extension and content; stdin "

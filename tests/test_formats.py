@@ -148,7 +148,7 @@ class ScriptedPunctuator:
     """Stands in for a Punctuator: predicts the labels `reference` gives its words.
 
     Each predicted word sequence must be a run of the reference's words, so the tests decide
-    exactly what the "model" says and check only what formats.py does with it.
+    exactly what the "model" says and check only what punctum.formats does with it.
     """
 
     def __init__(self, reference: str, language: str = "en") -> None:

@@ -1,4 +1,4 @@
-"""Kaldi CTM and text, pocketsphinx JSON and transformers-pipeline JSON (`formats_asr`)."""
+"""Kaldi CTM and text, pocketsphinx JSON and transformers-pipeline JSON (`formats.asr`)."""
 
 import json
 from pathlib import Path

@@ -325,14 +325,14 @@ def test_alignment_is_minimal_on_random_short_sequences(ref, hyp):
 def test_anchor_splitting_gives_valid_alignments(ref, hyp):
     # With the exact-DP threshold at zero every segment goes through the anchor code.
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(metrics, "EXACT_ALIGN_CELLS", 0)
+        patch.setattr(metrics.alignment, "EXACT_ALIGN_CELLS", 0)
         alignment = align_words(ref, hyp)
     check_valid(alignment, ref, hyp)
     assert alignment.n_errors >= slow_edit_distance(ref, hyp)
 
 
 def test_anchor_splitting_handles_repeats_without_unique_words(monkeypatch):
-    monkeypatch.setattr(metrics, "EXACT_ALIGN_CELLS", 0)
+    monkeypatch.setattr(metrics.alignment, "EXACT_ALIGN_CELLS", 0)
     ref, hyp = ["a"] * 50, ["a"] * 45 + ["b"] * 3
     alignment = align_words(ref, hyp)
     check_valid(alignment, ref, hyp)
@@ -344,8 +344,8 @@ def test_anchor_splitting_handles_repeats_without_unique_words(monkeypatch):
 def test_middle_split_path_is_exact(ref, hyp):
     # Without anchor runs and with no exact-DP budget, segments are split by Hirschberg only.
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(metrics, "EXACT_ALIGN_CELLS", 0)
-        patch.setattr(metrics, "_ANCHOR_RUN_LENGTHS", ())
+        patch.setattr(metrics.alignment, "EXACT_ALIGN_CELLS", 0)
+        patch.setattr(metrics.alignment, "_ANCHOR_RUN_LENGTHS", ())
         alignment = align_words(ref, hyp)
     check_valid(alignment, ref, hyp)
     assert alignment.n_errors == slow_edit_distance(ref, hyp)
@@ -355,9 +355,9 @@ def test_middle_split_path_is_exact(ref, hyp):
 @given(st.lists(st.sampled_from("abc"), max_size=25), st.lists(st.sampled_from("abc"), max_size=25))
 def test_rank_anchor_path_gives_valid_alignments(ref, hyp):
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(metrics, "EXACT_ALIGN_CELLS", 0)
-        patch.setattr(metrics, "MIDDLE_SPLIT_CELLS", 0)
-        patch.setattr(metrics, "_ANCHOR_RUN_LENGTHS", ())
+        patch.setattr(metrics.alignment, "EXACT_ALIGN_CELLS", 0)
+        patch.setattr(metrics.alignment, "MIDDLE_SPLIT_CELLS", 0)
+        patch.setattr(metrics.alignment, "_ANCHOR_RUN_LENGTHS", ())
         alignment = align_words(ref, hyp)
     check_valid(alignment, ref, hyp)
     assert alignment.n_errors >= slow_edit_distance(ref, hyp)
@@ -474,7 +474,7 @@ def test_cer_by_region_is_an_upper_bound(ref, hyp):
     ref_text, hyp_text = " ".join(ref), " ".join(hyp)
     exact = slow_edit_distance(ref_text, hyp_text) / max(len(ref_text), 1)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(metrics, "EXACT_CER_CELLS", 0)
+        patch.setattr(metrics.error_rates, "EXACT_CER_CELLS", 0)
         assert char_error_rate(ref, hyp) >= exact
 
 
@@ -493,7 +493,7 @@ def test_cer_by_region_is_an_upper_bound(ref, hyp):
 def test_cer_by_region_equals_exact_on_hand_cases(monkeypatch, ref, hyp, edits):
     ref_words, hyp_words = ref.split(), hyp.split()
     exact = char_error_rate(ref_words, hyp_words)
-    monkeypatch.setattr(metrics, "EXACT_CER_CELLS", 0)
+    monkeypatch.setattr(metrics.error_rates, "EXACT_CER_CELLS", 0)
     assert char_error_rate(ref_words, hyp_words) == exact == edits / max(len(ref), 1)
 
 
@@ -503,7 +503,7 @@ def test_cer_by_region_equals_exact_on_a_document():
     hyp = inject_errors(rng, ref, 80)
     exact = char_error_rate(ref, hyp)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(metrics, "EXACT_CER_CELLS", 0)
+        patch.setattr(metrics.error_rates, "EXACT_CER_CELLS", 0)
         assert 0.0 < char_error_rate(ref, hyp) == exact
 
 

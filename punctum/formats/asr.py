@@ -30,11 +30,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from punctum.formats import (
-    Cue,
+from punctum.formats.json_records import (
     JsonStyle,
-    Token,
-    Transcript,
     _expect_list,
     _expect_object,
     _field_text,
@@ -45,8 +42,8 @@ from punctum.formats import (
     _ShapeError,
     is_time,
     record_cues,
-    split_tokens,
 )
+from punctum.formats.transcript import Cue, Token, Transcript, split_tokens
 
 FILLER = re.compile(r"^(?:<[^<>\s]*>|\[[^\[\]\s]*\]|\+\+[^+\s]*\+\+)$")
 _VARIANT = re.compile(r"^(.+?)(\(\d+\))$")  # pocketsphinx's alternative pronunciations

@@ -1,0 +1,60 @@
+"""Subtitle and ASR-JSON readers and writers that keep every timing, and restoring them.
+
+    punctum restore -i talk.srt -o talk.restored.srt
+    punctum restore -i whisper.json --to srt --resegment --max-chars 42 --max-lines 2
+
+Formats (`FORMATS`): SRT, WebVTT, Whisper JSON, Vosk JSON (an object, a list of objects or
+JSON lines), NeMo-style JSONL manifests and plain text (one paragraph per line); Kaldi CTM and
+text, pocketsphinx JSON and transformers-pipeline JSON are read and written by `asr`.
+Each is read into a `Transcript` of `Cue`s of `Token`s: a token is one whitespace-separated
+piece of the written text (usually one word) with its timing when the source has one, and
+keeps the whitespace and markup around it (`before`, `after`), so that writing a transcript
+that was read gives back its input:
+
+- SRT, WebVTT and plain text: byte-identical, except that timestamps are re-written in the
+  format's own style (SRT ``00:01:02,345``; VTT ``00:01:02.345``, or ``01:02.345`` when no
+  timestamp of the input has hours), blank lines between cues are one, trailing whitespace
+  after the last cue is kept as newlines only, and a file with any CRLF line ending is
+  written with CRLF throughout.
+  VTT NOTE, STYLE and REGION blocks are kept in place; tags (``<v Bob>``, ``<i>``, inline
+  timestamps ``<00:01.500>``, SRT's ``{\\an8}``) and character references (``&amp;``) are
+  kept around the tokens and never reach the model.
+- Whisper, Vosk, NeMo: the same JSON values, every key in its order (records are kept as read
+  and only the fields a token or cue owns are written back when they changed); the text is
+  re-serialised by Python's json module with the indent, separators and ASCII escaping
+  detected from the input, so files written by Python (Whisper, NeMo) come back
+  byte-identical.
+
+`restore_transcript` punctuates and cases a transcript across cue boundaries: all tokens of a
+file go to the model as one word sequence (for plain text and NeMo manifests each line is its
+own text), and each token gets back its own words with their marks and case. Timings, cues and
+words never change. `resegment` rebuilds subtitle cues at sentence boundaries within line,
+length and duration limits; `convert` moves a transcript to another format.
+
+Modules: `transcript` (Token, Cue, Transcript, splitting text into tokens), `files` (reading,
+writing, format detection), `subtitles` (SRT, WebVTT, plain text), `json_records` (Whisper,
+Vosk, NeMo), `asr` (CTM, Kaldi, pocketsphinx, transformers pipeline), `restoring` (restore and
+convert), `resegment` (subtitle cues rebuilt at sentence boundaries).
+"""
+
+
+from punctum.formats.files import detect_format, dumps, loads, read, sniff_format, write
+from punctum.formats.resegment import ResegmentOptions, resegment
+from punctum.formats.restoring import convert, restore_transcript, word_pauses
+from punctum.formats.subtitles import format_time
+from punctum.formats.transcript import (
+    EXTENSIONS,
+    FORMATS,
+    INDEPENDENT_CUES,
+    SUBTITLES,
+    UNTIMED,
+    Cue,
+    Token,
+    Transcript,
+    split_tokens,
+)
+
+__all__ = ["EXTENSIONS", "FORMATS", "INDEPENDENT_CUES", "SUBTITLES", "UNTIMED", "Cue",
+           "ResegmentOptions", "Token", "Transcript", "convert", "detect_format", "dumps",
+           "format_time", "loads", "read", "resegment", "restore_transcript", "sniff_format",
+           "split_tokens", "word_pauses", "write"]

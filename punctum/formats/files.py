@@ -1,0 +1,199 @@
+"""Reading and writing transcript files: format detection and dispatch to each format."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+from typing import Any, TextIO
+
+from punctum.fileio import NotUtf8Error
+from punctum.formats import asr
+from punctum.formats.json_records import (
+    _dump_nemo,
+    _dump_vosk,
+    _dump_whisper,
+    _load_json,
+    _read_nemo,
+    _read_vosk,
+    _read_whisper,
+)
+from punctum.formats.subtitles import (
+    _dump_srt,
+    _dump_text,
+    _dump_vtt,
+    _is_timing,
+    _read_plain,
+    _read_srt,
+    _read_vtt,
+)
+from punctum.formats.transcript import FORMATS, Transcript
+
+_SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".txt": "text", ".ctm": "ctm"}
+
+
+# ----------------------------------------------------------------------------- public API
+
+def detect_format(path: str | Path) -> str:
+    """The format of a file, by its extension (.srt, .vtt, .txt, .ctm) or else by its content.
+
+    JSON content is told apart by its keys: "segments" (Whisper), "result", "partial" or a
+    lone "text" (Vosk), "audio_filepath" or "pred_text" (NeMo manifest), "chunks" (a
+    transformers pipeline), "t" with "w" or "b" and "d" (pocketsphinx). Lines of CTM fields
+    are CTM. Kaldi's `text` files look like plain text: give their format.
+    """
+    path = Path(path)
+    if path.suffix.lower() in _SUFFIXES:
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file")
+        return _SUFFIXES[path.suffix.lower()]
+    return sniff_format(_read_text(path, errors="replace")[0], str(path))
+
+
+def sniff_format(text: str, name: str = "<string>") -> str:
+    """The format of a file's text from its content (see `detect_format`).
+
+    Text that starts like JSON but does not parse is plain text, unless `name` ends in
+    .json or .jsonl (then the JSON error, naming the line, is raised).
+    """
+    head = text.lstrip("\ufeff \t\r\n")
+    first_lines = [line.strip() for line in head.split("\n", 2)[:2]]
+    if head.startswith("WEBVTT"):
+        return "vtt"
+    if any(_is_timing(line, "srt") for line in first_lines):
+        return "srt"
+    if asr.looks_like_ctm(head.split("\n", 3)[:3]):
+        return "ctm"
+    if not head or head[0] not in "{[":
+        return "text"
+    try:
+        values = _load_json(text, name)[1]
+    except ValueError:
+        if Path(name).suffix.lower() in (".json", ".jsonl"):
+            raise
+        return "text"
+    return _classify_json(values, name)
+
+
+def read(path: str | Path, format: str = "auto", text_key: str = "pred_text",
+         errors: str = "strict") -> Transcript:
+    """Read a subtitle, ASR-JSON, manifest or text file.
+
+    Args:
+        path: the file.
+        format: one of FORMATS, or "auto" (`detect_format`).
+        text_key: the manifest key that holds the text to restore (NeMo).
+        errors: "strict" (bytes that are not UTF-8 are an error) or "replace" (U+FFFD).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: malformed content, naming the file and line.
+    """
+    text, meta = _read_text(path, errors)
+    return _parse(text, format, str(path), text_key, meta)
+
+
+def loads(text: str, format: str = "auto", name: str = "<string>",
+          text_key: str = "pred_text") -> Transcript:
+    """Read a transcript from a string (`read` for text already in memory)."""
+    text, meta = _normalise_newlines(text)
+    return _parse(text, format, name, text_key, meta)
+
+
+def dumps(transcript: Transcript, output_key: str | None = None) -> str:
+    """The file text of a transcript (see the module docstring for what is kept).
+
+    Args:
+        transcript: any transcript.
+        output_key: the manifest key the text is written to (NeMo; default: the key it was
+            read from).
+    """
+    writers = {"text": _dump_text, "srt": _dump_srt, "vtt": _dump_vtt,
+               "whisper": _dump_whisper, "vosk": _dump_vosk, **asr.WRITERS}
+    if transcript.format == "nemo":
+        text = _dump_nemo(transcript, output_key)
+    else:
+        text = writers[transcript.format](transcript)
+    meta = transcript.meta
+    if meta.get("newline", "\n") != "\n":
+        text = text.replace("\n", meta["newline"])
+    return ("\ufeff" if meta.get("bom") else "") + text
+
+
+def write(transcript: Transcript, target: str | Path | TextIO,
+          output_key: str | None = None) -> None:
+    """Write a transcript to a path (UTF-8) or to an open text stream (see `dumps`)."""
+    text = dumps(transcript, output_key)
+    if hasattr(target, "write"):
+        target.write(text)
+        return
+    with open(target, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)
+
+
+def _parse(text: str, format: str, name: str, text_key: str, meta: dict) -> Transcript:
+    if format == "auto":
+        format = _SUFFIXES.get(Path(name).suffix.lower()) or sniff_format(text, name)
+    readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt,
+               "whisper": _read_whisper, "vosk": _read_vosk, **asr.READERS}
+    if format == "nemo":
+        return _read_nemo(text, name, meta, text_key)
+    if format not in readers:
+        raise ValueError(f"format must be 'auto' or one of {FORMATS}, got {format!r}")
+    return readers[format](text, name, meta)
+
+
+def _read_text(path: str | Path, errors: str = "strict") -> tuple[str, dict]:
+    """A file's UTF-8 text and meta (see `_normalise_newlines`); errors name the line."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    if path.is_dir():
+        raise ValueError(f"{path}: is a directory, expected a file")
+    if errors not in ("strict", "replace"):
+        raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    data = _gunzip(path.read_bytes(), path)
+    try:
+        text = data.decode("utf-8", errors=errors)
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise NotUtf8Error(f"{path}:{line}: not valid UTF-8 ({error.reason})") from None
+    return _normalise_newlines(text)
+
+
+def _gunzip(data: bytes, path: Path) -> bytes:
+    """The file's bytes, decompressed when they are gzip's (--format whisper -i x.json.gz)."""
+    if not data.startswith(b"\x1f\x8b"):
+        return data
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as error:
+        raise ValueError(f"{path}: not a complete gzip file ({error})") from None
+
+
+def _normalise_newlines(text: str) -> tuple[str, dict]:
+    """Text with CRLF made LF and the byte-order mark removed; meta records both, so that
+    the writer puts them back (a file with any CRLF is written with CRLF throughout)."""
+    meta = {"bom": text.startswith("\ufeff"), "newline": "\r\n" if "\r\n" in text else "\n"}
+    return text.removeprefix("\ufeff").replace("\r\n", "\n"), meta
+
+
+def _classify_json(values: list[tuple[int, Any]], name: str) -> str:
+    first = values[0][1] if values else {}
+    if isinstance(first, list):
+        first = first[0] if first else {}
+    if not isinstance(first, dict):
+        first = {}
+    if "segments" in first:
+        return "whisper"
+    if {"result", "partial", "alternatives"} & set(first) or set(first) == {"text"}:
+        return "vosk"
+    if {"audio_filepath", "pred_text"} & set(first):
+        return "nemo"
+    found = asr.classify_json(first)
+    if found:
+        return found
+    raise ValueError(f"{name}:{values[0][0] if values else 1}: cannot tell which JSON "
+                     f"format this is (no 'segments', 'result', 'partial', 'audio_filepath', "
+                     f"'pred_text', 'chunks' or 't' key); give the format (whisper, vosk, "
+                     f"nemo, hf, sphinx)")

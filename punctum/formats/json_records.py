@@ -1,0 +1,414 @@
+"""Whisper JSON, Vosk JSON and NeMo manifests: records kept as read, written back alike."""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import json
+import json.decoder
+import json.scanner
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from punctum.formats.transcript import Cue, Token, Transcript, _split_word, split_tokens
+
+# ----------------------------------------------------------------------------- JSON
+
+class _ShapeError(Exception):
+    """JSON of the wrong shape at `path` (keys and indexes from the root)."""
+
+    def __init__(self, path: tuple, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+@dataclass(frozen=True)
+class JsonStyle:
+    """How a JSON file was written, so that it is written back the same way."""
+
+    indent: int | None = None
+    ensure_ascii: bool = False
+    separators: tuple[str, str] = (", ", ": ")
+    final_newline: bool = True
+
+    @classmethod
+    def detect(cls, text: str, lines: bool) -> JsonStyle:
+        """The style of `text` (a JSON document, or JSON lines when `lines`)."""
+        body = text.strip()
+        indent = None
+        if not lines and "\n" in body:
+            second = body.split("\n", 2)[1]
+            indent = len(second) - len(second.lstrip(" ")) or 2
+        key = re.search(r'"\s*:(\s?)', body)
+        key_sep = ": " if key is None or key.group(1) else ":"
+        item = re.search(r',(\s?)"', body)
+        item_sep = "," if indent is not None or (item and not item.group(1)) else ", "
+        ensure_ascii = text.isascii() and "\\u" in text
+        return cls(indent, ensure_ascii, (item_sep, key_sep), text.endswith("\n"))
+
+    def dumps(self, value: Any) -> str:
+        """One JSON value in this style (no final newline)."""
+        return json.dumps(value, ensure_ascii=self.ensure_ascii, indent=self.indent,
+                          separators=self.separators)
+
+    def dumps_lines(self, values: Sequence[Any]) -> str:
+        """JSON lines in this style."""
+        text = "\n".join(json.dumps(v, ensure_ascii=self.ensure_ascii,
+                                    separators=self.separators) for v in values)
+        return text + ("\n" if values and self.final_newline else "")
+
+
+# Style of JSON written from scratch (a conversion): what json.dump(indent=2) writes.
+_NEW_JSON = JsonStyle(indent=2, separators=(",", ": "))
+
+
+def _load_json(text: str, name: str) -> tuple[str, list[tuple[int, Any]]]:
+    """("document", [(1, value)]) or ("lines", [(line number, value), ...]) for JSON lines.
+
+    An empty or whitespace-only text is ("lines", []).
+    """
+    if not text.strip():
+        return "lines", []
+    try:
+        return "document", [(1, json.loads(text))]
+    except json.JSONDecodeError as error:
+        whole = error
+    lines = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    try:
+        json.loads(lines[0][1])
+    except json.JSONDecodeError:
+        raise ValueError(f"{name}:{whole.lineno}: not valid JSON ({whole.msg}, column "
+                         f"{whole.colno})") from None
+    values = []
+    for number, line in lines:
+        try:
+            values.append((number, json.loads(line)))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{name}:{number}: not valid JSON ({error.msg}, column "
+                             f"{error.colno})") from None
+    return "lines", values
+
+
+class _LocatedDict(dict):
+    """A JSON object that remembers where it starts (character offset and line)."""
+
+    position = 0
+    line = 1
+
+
+class _LineLocator:
+    """Parses JSON with the pure-Python scanner, recording where each object starts.
+
+    Only used to name the line of a shape error, so the fast C parser does the normal reads.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        decoder = json.JSONDecoder()
+        decoder.parse_object = self.parse_object
+        self.scan = json.scanner.py_make_scanner(decoder)
+
+    def parse_object(self, s_and_end, *args):
+        value, end = json.decoder.JSONObject(s_and_end, *args)
+        located = _LocatedDict(value)
+        located.position = s_and_end[1] - 1
+        located.line = self._line(located.position)
+        return located, end
+
+    def _line(self, position: int) -> int:
+        return bisect.bisect_right(self.starts, position)
+
+    def line_of(self, path: tuple) -> int:
+        """The line of the value at `path`: where its object starts, or for a key of an
+        object, the first line after the object's start that names the key."""
+        node, _ = self.scan(self.text, len(self.text) - len(self.text.lstrip()))
+        line = getattr(node, "line", 1)
+        for key in path:
+            if isinstance(node, _LocatedDict) and isinstance(key, str):
+                found = re.compile(re.escape(json.dumps(key)) + r"\s*:").search(
+                    self.text, node.position)
+                line = self._line(found.start()) if found else line
+            try:
+                node = node[key]
+            except (KeyError, IndexError, TypeError):
+                break
+            line = getattr(node, "line", line)
+        return line
+
+
+def _shape_error(error: _ShapeError, name: str, text: str,
+                 lines: list[tuple[int, Any]] | None) -> ValueError:
+    """The error naming the file and line: the JSON line (JSON lines), else the line where
+    the object at the error's path starts."""
+    if lines is not None and error.path:
+        line, path = lines[error.path[0]][0], error.path[1:]
+    else:
+        line, path = _LineLocator(text).line_of(error.path), error.path
+    where = _path_text(path)
+    return ValueError(f"{name}:{line}: {where + ': ' if where else ''}{error.message}")
+
+
+def _path_text(path: tuple) -> str:
+    text = ""
+    for key in path:
+        text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else key)
+    return text
+
+
+def _kind(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+             type(None): "null", int: "a number", float: "a number"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _expect_object(value: Any, path: tuple, what: str) -> dict:
+    if not isinstance(value, dict):
+        raise _ShapeError(path, f"expected {what}, got {_kind(value)}")
+    return value
+
+
+def _expect_list(value: Any, path: tuple) -> list:
+    if not isinstance(value, list):
+        raise _ShapeError(path, f"expected a list, got {_kind(value)}")
+    return value
+
+
+def _field_text(record: dict, key: str, path: tuple) -> str:
+    if key not in record:
+        raise _ShapeError(path, f"no {key!r} key (keys: {', '.join(map(str, record))})")
+    if not isinstance(record[key], str):
+        raise _ShapeError(path + (key,), f"expected a string, got {_kind(record[key])}")
+    return record[key]
+
+
+def _field_time(record: dict, key: str, path: tuple, required: bool) -> float | None:
+    value = record.get(key)
+    if value is None and not required:
+        return None
+    if not is_time(value):
+        if key not in record:
+            got = "nothing"
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            got = repr(value)
+        else:
+            got = _kind(value)
+        raise _ShapeError(path + (key,), f"expected a time in seconds (a finite number "
+                                         f">= 0), got {got}")
+    return float(value)
+
+
+def is_time(value: Any) -> bool:
+    """A time in seconds: a finite number >= 0 (not a bool, not NaN or Infinity)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and value >= 0)
+
+
+def _put(record: dict, key: str, value: Any) -> None:
+    """Set record[key] unless it holds an equal value already (1 stays 1, not 1.0)."""
+    if key not in record or record[key] != value:
+        record[key] = value
+
+
+def _read_json_records(text: str, name: str, meta: dict, format: str, reader) -> Transcript:
+    """Shared JSON reading: parse, style, records -> cues with errors naming the line."""
+    layout, values = _load_json(text, name)
+    style = JsonStyle.detect(text, lines=layout == "lines")
+    try:
+        cues, extra_meta = reader(layout, values)
+    except _ShapeError as error:
+        raise _shape_error(error, name, text, values if layout == "lines" else None) from None
+    return Transcript(format, tuple(cues), {**meta, "json_style": style, **extra_meta})
+
+
+# ----------------------------------------------------------------------------- Whisper
+
+def _read_whisper(text: str, name: str, meta: dict) -> Transcript:
+    return _read_json_records(text, name, meta, "whisper", _whisper_cues)
+
+
+def _whisper_cues(layout: str, values: list) -> tuple[list[Cue], dict]:
+    if not values:
+        return [], {}
+    if len(values) > 1:
+        raise _ShapeError((1,), "expected one JSON object, got several lines of JSON")
+    path = (0,) if layout == "lines" else ()
+    root = _expect_object(values[0][1], path, "a Whisper result object with 'segments'")
+    segments = _expect_list(root.get("segments"), path + ("segments",))
+    cues = [_whisper_cue(s, path + ("segments", i)) for i, s in enumerate(segments)]
+    return cues, {"record": root}
+
+
+def _whisper_cue(segment: Any, path: tuple) -> Cue:
+    segment = _expect_object(segment, path, "a segment object")
+    start = _field_time(segment, "start", path, required=True)
+    end = _field_time(segment, "end", path, required=True)
+    if end < start:
+        raise _ShapeError(path + ("end",), f"the segment ends ({end:g}) before it starts "
+                                           f"({start:g})")
+    words = segment.get("words")
+    if words:
+        words = _expect_list(words, path + ("words",))
+        tokens = tuple(_whisper_token(w, path + ("words", j)) for j, w in enumerate(words))
+    else:
+        tokens = split_tokens(_field_text(segment, "text", path))
+    return Cue(start, end, tokens, extra=segment)
+
+
+def _whisper_token(word: Any, path: tuple) -> Token:
+    word = _expect_object(word, path, "a word object")
+    raw = _field_text(word, "word", path)
+    return _split_word(raw, _field_time(word, "start", path, False),
+                       _field_time(word, "end", path, False), word)
+
+
+def _dump_whisper(transcript: Transcript) -> str:
+    style = transcript.meta.get("json_style", _NEW_JSON)
+    record = transcript.meta.get("record")
+    segments = [_whisper_segment(cue, i) for i, cue in enumerate(transcript.cues)]
+    if record is None:
+        root = {"text": "".join(s["text"] for s in segments), "segments": segments}
+    else:
+        root = dict(record)
+        old = [s.get("text") for s in record.get("segments", [])]
+        if "text" in root and [s.get("text") for s in segments] != old:
+            root["text"] = "".join(s.get("text", "") for s in segments)
+        root["segments"] = segments
+    return style.dumps(root) + ("\n" if style.final_newline else "")
+
+
+def _whisper_segment(cue: Cue, index: int) -> dict:
+    """The segment record with changed times, words and text written back."""
+    record = dict(cue.extra) if cue.extra else {"id": index}
+    _put(record, "start", cue.start)
+    _put(record, "end", cue.end)
+    old_words = cue.extra.get("words") if cue.extra else None
+    timed = bool(cue.tokens) and all(t.start is not None for t in cue.tokens)
+    if old_words or (not cue.extra and timed):
+        words = [_whisper_word(token) for token in cue.tokens]
+        if words != old_words:
+            record["text"] = "".join(w["word"] for w in words)
+        record["words"] = words
+    else:
+        _put(record, "text", cue.text)
+    return record
+
+
+def _whisper_word(token: Token) -> dict:
+    record = dict(token.extra)
+    _put(record, "word", token.before + token.text + token.after)
+    for key in ("start", "end"):
+        if getattr(token, key) is not None or key in record:
+            _put(record, key, getattr(token, key))
+    return record
+
+
+# ----------------------------------------------------------------------------- Vosk
+
+def _read_vosk(text: str, name: str, meta: dict) -> Transcript:
+    return _read_json_records(text, name, meta, "vosk", _vosk_cues)
+
+
+def _vosk_cues(layout: str, values: list) -> tuple[list[Cue], dict]:
+    """Vosk results: one object, a list of objects, or JSON lines of objects."""
+    return record_cues(layout, values, _vosk_cue)
+
+
+def record_cues(layout: str, values: list, make_cue) -> tuple[list[Cue], dict]:
+    """A cue per record (`make_cue(record, path)`) of one object, a list of objects or JSON
+    lines of objects, and the layout to write them back in."""
+    if layout == "lines":
+        return [make_cue(v, (i,)) for i, (_, v) in enumerate(values)], {"layout": "lines"}
+    root = values[0][1]
+    if isinstance(root, list):
+        return [make_cue(v, (i,)) for i, v in enumerate(root)], {"layout": "list"}
+    return [make_cue(root, ())], {"layout": "object"}
+
+
+def _vosk_cue(record: Any, path: tuple) -> Cue:
+    """A final result ("result" words and "text"); a partial result is kept as it is."""
+    record = _expect_object(record, path, "a Vosk result object")
+    if "result" in record:
+        words = _expect_list(record["result"], path + ("result",))
+        tokens = tuple(_vosk_token(w, path + ("result", j), j) for j, w in enumerate(words))
+        start = tokens[0].start if tokens else None
+        end = tokens[-1].end if tokens else None
+        return Cue(start, end, tokens, extra=record)
+    if "text" in record:
+        return Cue(None, None, split_tokens(_field_text(record, "text", path)), extra=record)
+    if not {"partial", "alternatives"} & set(record):
+        raise _ShapeError(path, f"expected a Vosk result ('result', 'text', 'partial' or "
+                                f"'alternatives' key), got keys {sorted(record)}")
+    return Cue(None, None, (), extra=record)
+
+
+def _vosk_token(word: Any, path: tuple, index: int) -> Token:
+    word = _expect_object(word, path, "a word object")
+    return Token(_field_text(word, "word", path), _field_time(word, "start", path, True),
+                 _field_time(word, "end", path, True), before=" " if index else "",
+                 extra=word)
+
+
+def _dump_vosk(transcript: Transcript) -> str:
+    style = transcript.meta.get("json_style", _NEW_JSON)
+    records = [_vosk_record(cue) for cue in transcript.cues]
+    layout = transcript.meta.get("layout", "list" if len(records) != 1 else "object")
+    if layout == "lines":
+        return style.dumps_lines(records)
+    text = style.dumps(records if layout == "list" else records[0])
+    return text + ("\n" if style.final_newline else "")
+
+
+def _vosk_record(cue: Cue) -> dict:
+    record = dict(cue.extra)
+    if not record:
+        record = {"result": []} if cue.tokens and cue.tokens[0].start is not None else {}
+    if isinstance(record.get("result"), list):
+        words = []
+        for token in cue.tokens:
+            word = dict(token.extra)
+            _put(word, "word", token.text)
+            _put(word, "start", token.start)
+            _put(word, "end", token.end)
+            words.append(word)
+        if words != cue.extra.get("result"):
+            record["text"] = " ".join(token.text for token in cue.tokens)
+        record["result"] = words
+    elif "text" in record or cue.tokens:
+        _put(record, "text", cue.text)
+    return record
+
+
+# ----------------------------------------------------------------------------- NeMo
+
+def _read_nemo(text: str, name: str, meta: dict, text_key: str) -> Transcript:
+    reader = functools.partial(_nemo_cues, text_key=text_key)
+    return _read_json_records(text, name, meta, "nemo", reader)
+
+
+def _nemo_cues(layout: str, values: list, text_key: str) -> tuple[list[Cue], dict]:
+    """One cue per manifest line (a one-line manifest parses as a single document)."""
+    meta = {"text_key": text_key}
+    if layout == "document":
+        return [_nemo_cue(values[0][1], (), text_key)], meta
+    return [_nemo_cue(v, (i,), text_key) for i, (_, v) in enumerate(values)], meta
+
+
+def _nemo_cue(record: Any, path: tuple, text_key: str) -> Cue:
+    record = _expect_object(record, path, "a manifest object (one JSON object per line)")
+    return Cue(None, None, split_tokens(_field_text(record, text_key, path)), extra=record)
+
+
+def _dump_nemo(transcript: Transcript, output_key: str | None) -> str:
+    style = transcript.meta.get("json_style", JsonStyle())
+    key = output_key or transcript.meta.get("text_key", "pred_text")
+    records = []
+    for cue in transcript.cues:
+        record = dict(cue.extra)
+        _put(record, key, cue.text)
+        records.append(record)
+    return style.dumps_lines(records)

@@ -1,0 +1,212 @@
+"""Subtitle cues rebuilt at sentence boundaries within line, length and duration limits."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from punctum.formats.restoring import _plain_tokens
+from punctum.formats.transcript import SUBTITLES, Cue, Token, Transcript
+from punctum.text import NULL, Inventory, get_inventory, parse
+
+
+@dataclass(frozen=True)
+class ResegmentOptions:
+    """Limits for cues rebuilt by `resegment`.
+
+    Args:
+        max_chars_per_line: characters per subtitle line (a longer single word gets a line
+            of its own).
+        max_lines: lines per cue.
+        max_duration: seconds per cue (a single longer word gets a cue of its own).
+    """
+
+    max_chars_per_line: int = 42
+    max_lines: int = 2
+    max_duration: float = 7.0
+
+    def __post_init__(self) -> None:
+        for name, low, high in (("max_chars_per_line", 1, 1000), ("max_lines", 1, 100)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ValueError(f"ResegmentOptions.{name} must be an integer in "
+                                 f"[{low}, {high}], got {value!r}")
+        duration = self.max_duration
+        if isinstance(duration, bool) or not isinstance(duration, (int, float)) or \
+                not 0 < duration <= 3600:
+            raise ValueError(f"ResegmentOptions.max_duration must be a number of seconds in "
+                             f"(0, 3600], got {duration!r}")
+
+
+# ----------------------------------------------------------------------------- resegmenting
+
+@dataclass(frozen=True)
+class _Timed:
+    """A token placed on the time line (its `before` is the separator: "", " ") and the
+    mark after its last word."""
+
+    token: Token
+    start: float
+    end: float
+    mark: str
+
+
+def resegment(transcript: Transcript, options: ResegmentOptions | None = None,
+              language: str | Inventory = "en") -> Transcript:
+    """Rebuild subtitle cues at sentence boundaries within line, length and duration limits.
+
+    Word times come from the tokens when every token of a cue has them (Whisper or Vosk
+    converted to subtitles); otherwise each cue's time is shared out among its tokens in
+    proportion to their characters. A cue holds whole sentences while they fit together
+    (so that a short "Yes." does not flash by alone); a sentence that does not fit in one cue
+    is cut after its last marked word in the second half of the cue, else after the last
+    word that fits. Lines are filled greedily. Times are made monotone (a token never
+    starts before the previous one ends), and cue markup, settings and identifiers are
+    dropped (SRT cues are numbered again; VTT NOTE blocks move to the first new cue that
+    starts at or after the cue they preceded).
+
+    Args:
+        transcript: an SRT or VTT transcript with cue times.
+        options: the limits (default ResegmentOptions()).
+        language: the inventory whose marks end sentences.
+    """
+    options = options or ResegmentOptions()
+    if transcript.format not in SUBTITLES:
+        raise ValueError(f"resegment builds srt or vtt cues; convert the {transcript.format} "
+                         f"transcript first")
+    inventory = get_inventory(language)
+    timed = _timed_tokens(transcript, inventory)
+    groups = _group(timed, options, inventory.sentence_final)
+    cues = tuple(_build_cue(group, options) for group in groups)
+    meta = dict(transcript.meta)
+    if meta.get("blocks"):
+        meta["blocks"] = _move_blocks(meta["blocks"], transcript.cues, cues)
+    return replace(transcript, cues=cues, meta=meta)
+
+
+def _timed_tokens(transcript: Transcript, inventory: Inventory) -> list[_Timed]:
+    """Every token with text, without markup, on a monotone time line."""
+    timed: list[_Timed] = []
+    previous_end = 0.0
+    for number, cue in enumerate(transcript.cues, start=1):
+        if cue.start is None or cue.end is None:
+            raise ValueError(f"cue {number} has no times; cannot resegment")
+        tokens = _plain_tokens(cue.tokens, " " if timed else "", False)
+        if inventory.word_unit == "char" and tokens:
+            tokens = (replace(tokens[0], before=""),) + tokens[1:]
+        spans = _token_spans(tokens, cue)
+        for token, (start, end) in zip(tokens, spans):
+            start = max(start, previous_end)
+            previous_end = end = max(end, start)
+            words = parse(token.text, inventory)
+            timed.append(_Timed(token, start, end, words.post[-1] if len(words) else NULL))
+    return timed
+
+
+def _token_spans(tokens: Sequence[Token], cue: Cue) -> list[tuple[float, float]]:
+    """Word times when every token has them, else the cue's time shared by characters."""
+    if all(t.start is not None and t.end is not None for t in tokens):
+        return [(t.start, t.end) for t in tokens]
+    total = sum(len(t.text) for t in tokens) or 1
+    spans, done = [], 0
+    for token in tokens:
+        begin = cue.start + (cue.end - cue.start) * done / total
+        done += len(token.text)
+        spans.append((begin, cue.start + (cue.end - cue.start) * done / total))
+    return spans
+
+
+def _group(timed: list[_Timed], options: ResegmentOptions,
+           final: frozenset[str]) -> list[list[_Timed]]:
+    """Tokens -> cues: whole sentences while they fit, a longer sentence cut to fit."""
+    groups: list[list[_Timed]] = []
+    current: list[_Timed] = []
+    for sentence in _sentences(timed, final):
+        if current and _fits(current + sentence, options):
+            current += sentence
+            continue
+        if current:
+            groups.append(current)
+        *full, current = _cut_to_fit(sentence, options)
+        groups.extend(full)
+    if current:
+        groups.append(current)
+    return groups
+
+
+def _sentences(timed: list[_Timed], final: frozenset[str]) -> list[list[_Timed]]:
+    sentences: list[list[_Timed]] = [[]]
+    for item in timed:
+        sentences[-1].append(item)
+        if item.mark in final:
+            sentences.append([])
+    return [s for s in sentences if s]
+
+
+def _cut_to_fit(sentence: list[_Timed], options: ResegmentOptions) -> list[list[_Timed]]:
+    """A sentence in pieces that fit, each cut after a marked word where possible."""
+    pieces: list[list[_Timed]] = []
+    current: list[_Timed] = []
+    for item in sentence:
+        while current and not _fits(current + [item], options):
+            cut = _break_point(current)
+            pieces.append(current[:cut])
+            current = current[cut:]
+        current.append(item)
+    return pieces + [current]
+
+
+def _fits(group: list[_Timed], options: ResegmentOptions) -> bool:
+    if len(group) == 1:
+        return True
+    duration = group[-1].end - group[0].start
+    lines = _wrap(group, options.max_chars_per_line)
+    return len(lines) <= options.max_lines and duration <= options.max_duration
+
+
+def _break_point(group: list[_Timed]) -> int:
+    """Where to cut a group that overflows: after its last marked word in the second half."""
+    for index in range(len(group) - 1, len(group) // 2 - 1, -1):
+        if group[index].mark != NULL:
+            return index + 1
+    return len(group)
+
+
+def _wrap(group: list[_Timed], width: int) -> list[list[_Timed]]:
+    """Greedy lines of at most `width` characters (a longer word stands alone)."""
+    lines: list[list[_Timed]] = []
+    length = 0
+    for item in group:
+        added = len(item.token.before) + len(item.token.text)
+        if lines and length + added <= width:
+            lines[-1].append(item)
+            length += added
+        else:
+            lines.append([item])
+            length = len(item.token.text)
+    return lines
+
+
+def _build_cue(group: list[_Timed], options: ResegmentOptions) -> Cue:
+    tokens = []
+    for number, line in enumerate(_wrap(group, options.max_chars_per_line)):
+        for k, item in enumerate(line):
+            before = ("\n" if number else "") if k == 0 else item.token.before
+            tokens.append(replace(item.token, before=before, after=""))
+    return Cue(group[0].start, group[-1].end, tuple(tokens))
+
+
+def _move_blocks(blocks: tuple, old: tuple[Cue, ...], new: tuple[Cue, ...]) -> tuple:
+    """NOTE/STYLE/REGION blocks placed before the first new cue starting at or after the
+    cue they preceded (blocks before the first cue stay first)."""
+    starts = [cue.start for cue in new]
+    moved = []
+    for index, text in blocks:
+        if index == 0:
+            moved.append((0, text))
+        elif index >= len(old):
+            moved.append((len(new), text))
+        else:
+            moved.append((bisect.bisect_left(starts, old[index].start), text))
+    return tuple(moved)

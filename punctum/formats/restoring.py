@@ -1,0 +1,193 @@
+"""Restoring a transcript across cue boundaries, and converting it to another format."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from punctum.formats.transcript import INDEPENDENT_CUES, SUBTITLES, Cue, Token, Transcript
+from punctum.runtime import RestoreOptions, close_text, merge_labels
+from punctum.text import Labelled, parse, render
+
+# ----------------------------------------------------------------------------- conversion
+
+def convert(transcript: Transcript, format: str) -> Transcript:
+    """The same words, marks and timings in another format.
+
+    Subtitles need cue times (text and NeMo have none). Markup, cue settings, identifiers,
+    VTT NOTE/STYLE blocks, the source's JSON records and cues with neither text nor times
+    (Vosk partial results) are dropped; line breaks inside cues are kept between subtitle
+    formats. To text, a file becomes one line (NeMo and text
+    keep one line per cue); to Whisper, segments follow the leading-space convention and
+    carry words when every token has times.
+    """
+    if format == transcript.format:
+        return transcript
+    if format not in ("text", "srt", "vtt", "whisper"):
+        raise ValueError(f"can convert to text, srt, vtt or whisper, not {format!r}")
+    newline = transcript.meta.get("newline", "\n")
+    kept = [c for c in transcript.cues if c.tokens or c.start is not None]
+    if format in SUBTITLES and any(c.start is None or c.end is None for c in kept):
+        raise ValueError(f"{transcript.format} has no cue times; cannot write {format}")
+    if format == "text":
+        groups = ([[c] for c in kept] if transcript.format in INDEPENDENT_CUES
+                  else [kept] if kept else [])
+        cues = tuple(Cue(None, None, _plain_tokens(_joined(g), "", False)) for g in groups)
+        return Transcript("text", cues, {"newline": newline, "trailer": "\n"})
+    breaks = transcript.format in SUBTITLES and format in SUBTITLES
+    first = " " if format == "whisper" else ""
+    cues = tuple(Cue(c.start, c.end, _plain_tokens(c.tokens, first, breaks)) for c in kept)
+    return Transcript(format, cues, {"newline": newline})
+
+
+def _joined(cues: Sequence[Cue]) -> list[Token]:
+    """The tokens of several cues, a space between cues."""
+    tokens = []
+    for index, cue in enumerate(cues):
+        for k, token in enumerate(cue.tokens):
+            tokens.append(replace(token, before=" " + token.before) if index and not k
+                          else token)
+    return tokens
+
+
+def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool) -> tuple[Token, ...]:
+    """Tokens without markup or records; gaps become "", " " (or "\\n" when kept)."""
+    out: list[Token] = []
+    gap = ""
+    for token in tokens:
+        gap += token.before
+        if token.text:
+            space = "\n" if line_breaks and "\n" in gap else " " if _has_space(gap) else ""
+            out.append(Token(token.text, token.start, token.end, space if out else first))
+            gap = ""
+        gap += token.after
+    return tuple(out)
+
+
+def _has_space(text: str) -> bool:
+    return any(char.isspace() for char in text)
+
+
+# ----------------------------------------------------------------------------- restoring
+
+def restore_transcript(transcript: Transcript, punctuator,
+                       options: RestoreOptions | None = None) -> Transcript:
+    """Restore punctuation and casing of every token, with context across cues.
+
+    All tokens of the file (of each line for text and NeMo) go to the model as one word
+    sequence; each token is then written as `text.render` of its own words with their labels,
+    the sentence state carried over from the token before it. A token without words (a
+    dialogue dash) and all timings, cues, whitespace and markup stay as they are. Quotes and
+    brackets at a word's edges are dropped, as by `Punctuator.restore` (`text.canonical`).
+
+    Args:
+        transcript: any transcript.
+        punctuator: a `Punctuator` (or an object with its `predict_batch`, `inventory` and
+            `artifact.lexicon`). A pause-aware one is given the pauses between words where
+            the transcript has word or cue timings (`word_pauses`), unless options.pauses is
+            False.
+        options: as for `Punctuator.restore`.
+
+    Returns:
+        The transcript with restored token texts.
+    """
+    options = options or RestoreOptions()
+    inventory = punctuator.inventory
+    parsed = [[parse(token.text, inventory) for token in cue.tokens] for cue in transcript.cues]
+    documents = [d for d in _documents(transcript) if any(len(p) for c in d for p in parsed[c])]
+    given = [_concat([p for c in doc for p in parsed[c]]) for doc in documents]
+    timing = {}
+    if options.pauses and getattr(punctuator, "pause_aware", False):
+        timing["pauses"] = [word_pauses(transcript, parsed, doc) for doc in documents]
+    predictions = punctuator.predict_batch([g.words for g in given], options.batch_size,
+                                           **timing)
+    texts: dict[tuple[int, int], str] = {}
+    for doc, labelled, prediction in zip(documents, given, predictions):
+        labelled = merge_labels(labelled, prediction, options)
+        if options.close_text:
+            labelled = close_text(labelled, prediction, inventory)
+        keys = [(c, t) for c in doc for t in range(len(parsed[c]))]
+        counts = [len(parsed[c][t]) for c, t in keys]
+        rendered = _render_tokens(labelled, counts, punctuator, options)
+        texts.update((k, r) for k, r in zip(keys, rendered) if r is not None)
+    return _with_texts(transcript, texts)
+
+
+def word_pauses(transcript: Transcript, parsed, doc: list[int]) -> np.ndarray:
+    """(n_words,) seconds of silence after each word of the cues `doc` (NaN where unknown),
+    for a PauseAware model.
+
+    A token's times are its own (word-timed Whisper and Vosk files) or, for subtitles, the
+    cue's start for its first token with words and the cue's end for its last one; the pause
+    after a token's last word is the next token's start minus its end. Words inside a token
+    and tokens without times have no pause.
+    """
+    spans: list[tuple[int, float | None, float | None]] = []  # (n_words, start, end)
+    for c in doc:
+        cue = transcript.cues[c]
+        with_words = [t for t in range(len(cue.tokens)) if len(parsed[c][t])]
+        for t in with_words:
+            token = cue.tokens[t]
+            start = token.start if token.start is not None else (
+                cue.start if t == with_words[0] else None)
+            end = token.end if token.end is not None else (
+                cue.end if t == with_words[-1] else None)
+            spans.append((len(parsed[c][t]), start, end))
+    out = np.full(sum(n for n, _, _ in spans), np.nan)
+    position = 0
+    for (n, _, end), (_, start, _) in zip(spans, spans[1:]):
+        position += n
+        if end is not None and start is not None:
+            out[position - 1] = max(start - end, 0.0)
+    return out
+
+
+def _with_texts(transcript: Transcript, texts: dict[tuple[int, int], str]) -> Transcript:
+    """The transcript with token (cue index, token index) written as texts[...]."""
+    cues = []
+    for c, cue in enumerate(transcript.cues):
+        tokens = tuple(replace(token, text=texts[(c, t)]) if (c, t) in texts else token
+                       for t, token in enumerate(cue.tokens))
+        cues.append(replace(cue, tokens=tokens))
+    return replace(transcript, cues=tuple(cues))
+
+
+def _documents(transcript: Transcript) -> list[list[int]]:
+    """Cue indexes of each text the model sees as a whole."""
+    if "documents" in transcript.meta:  # set by the reader (transformers pipeline results)
+        return transcript.meta["documents"]
+    indexes = list(range(len(transcript.cues)))
+    if transcript.format in INDEPENDENT_CUES:
+        return [[i] for i in indexes]
+    return [indexes]
+
+
+def _render_tokens(labelled: Labelled, counts: list[int], punctuator,
+                   options: RestoreOptions) -> list[str | None]:
+    """Each token's words rendered with their labels (None for a token without words)."""
+    inventory = punctuator.inventory
+    sentence_start, offset, out = True, 0, []
+    for count in counts:
+        if not count:
+            out.append(None)
+            continue
+        piece = _slice(labelled, offset, offset + count)
+        out.append(render(piece, inventory, lexicon=punctuator.artifact.lexicon,
+                          sentence_case=options.sentence_case and options.case,
+                          sentence_start=sentence_start))
+        sentence_start = piece.post[-1] in inventory.sentence_final
+        offset += count
+    return out
+
+
+_LABEL_FIELDS = ("words", "post", "case", "pre", "forms", "abbreviated")
+
+
+def _concat(parts: list[Labelled]) -> Labelled:
+    return Labelled(*(tuple(v for p in parts for v in getattr(p, f)) for f in _LABEL_FIELDS))
+
+
+def _slice(labelled: Labelled, start: int, stop: int) -> Labelled:
+    return labelled.slice(start, stop)

@@ -1,0 +1,143 @@
+"""The transcript model: `Transcript`s of `Cue`s of `Token`s, and cutting text into tokens."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+FORMATS = ("text", "srt", "vtt", "whisper", "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf")
+EXTENSIONS = {"text": ".txt", "srt": ".srt", "vtt": ".vtt", "whisper": ".json",
+              "vosk": ".json", "nemo": ".jsonl", "ctm": ".ctm", "kaldi": ".txt",
+              "sphinx": ".jsonl", "hf": ".json"}
+SUBTITLES = ("srt", "vtt")
+# Formats whose cues are separate texts (paragraphs, utterances of different recordings):
+# context does not flow from one cue to the next, and each cue is closed as a text.
+INDEPENDENT_CUES = frozenset({"text", "nemo", "kaldi"})
+# Formats without times (they cannot become subtitles).
+UNTIMED = frozenset({"text", "nemo", "kaldi"})
+
+# Subtitle markup kept around tokens: tags, SRT/ASS override codes, HTML character references
+# (whose ";" would otherwise read as a mark).
+_MARKUP = re.compile(r"(<[^<>\n]*>|\{\\[^{}\n]*\}|&(?:[a-zA-Z]+|#\d+|#x[0-9a-fA-F]+);)")
+_WHITESPACE = re.compile(r"(\s+)")
+
+
+# ----------------------------------------------------------------------------- model
+
+@dataclass(frozen=True)
+class Token:
+    """One written token (usually one word) with its timing.
+
+    Attributes:
+        text: the token as written, without whitespace or markup ("Hello,"; "" only for a
+            cue whose text is markup alone).
+        start, end: seconds, or None when the source has no word timings.
+        before: whitespace and markup written before the token (" ", "\\n", "<i>"; Whisper's
+            leading space).
+        after: whitespace and markup written after it (the cue's closing "</i>").
+        extra: the source's record of the token as read (a Whisper or Vosk word object, every
+            key in its order); `text`, `start` and `end` are authoritative and are written
+            back into it.
+    """
+
+    text: str
+    start: float | None = None
+    end: float | None = None
+    before: str = ""
+    after: str = ""
+    extra: dict = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True)
+class Cue:
+    """A subtitle cue, a Whisper segment, a Vosk result, a manifest line or a text line.
+
+    Attributes:
+        start, end: seconds, or None when the source has no times (text, NeMo).
+        tokens: the cue's text as tokens; `text` joins them back.
+        identifier: the SRT cue number or the VTT cue id as written ("" when absent).
+        settings: what follows the end time on the timing line (VTT cue settings, SRT
+            coordinates).
+        extra: the source's record of the cue as read (JSON formats), every key in its order.
+    """
+
+    start: float | None
+    end: float | None
+    tokens: tuple[Token, ...] = ()
+    identifier: str = ""
+    settings: str = ""
+    extra: dict = field(default_factory=dict, hash=False)
+
+    @property
+    def text(self) -> str:
+        """The cue's text as written: tokens with their whitespace and markup."""
+        return "".join(t.before + t.text + t.after for t in self.tokens)
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """A file in one of `FORMATS`: its cues and what the writer needs to reproduce it.
+
+    Attributes:
+        format: one of FORMATS.
+        cues: the cues in file order.
+        meta: file-level data: line ending, byte-order mark, trailing newlines, the VTT header
+            and NOTE/STYLE/REGION blocks (as (cue index, text) pairs), the JSON root record and
+            serialisation style, the manifest text key.
+    """
+
+    format: str
+    cues: tuple[Cue, ...] = ()
+    meta: dict = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.format not in FORMATS:
+            raise ValueError(f"format must be one of {FORMATS}, got {self.format!r}")
+
+    @property
+    def tokens(self) -> list[Token]:
+        """Every token of every cue, in order."""
+        return [token for cue in self.cues for token in cue.tokens]
+
+
+# ----------------------------------------------------------------------------- tokens
+
+def split_tokens(text: str, markup: bool = False) -> tuple[Token, ...]:
+    """Cut running text into tokens, keeping whitespace (and markup tags) around them.
+
+    Joining ``before + text + after`` over the tokens gives `text` back. Text made of markup
+    or whitespace alone becomes one token with empty text.
+
+    Args:
+        text: a cue's text, a segment's text or a line.
+        markup: treat ``<...>`` and ``{\\...}`` tags and character references (``&amp;``)
+            as markup (subtitles), not as text.
+    """
+    pieces = _MARKUP.split(text) if markup else [text]
+    tokens: list[Token] = []
+    pending = ""
+    for k, piece in enumerate(pieces):
+        if k % 2:
+            pending += piece
+            continue
+        for run in _WHITESPACE.split(piece):
+            if run and not run.isspace():
+                tokens.append(Token(run, before=pending))
+                pending = ""
+            else:
+                pending += run
+    if pending and tokens:
+        tokens[-1] = replace(tokens[-1], after=pending)
+    elif pending:
+        tokens.append(Token("", before=pending))
+    return tuple(tokens)
+
+
+def _split_word(raw: str, start: float | None, end: float | None, record: dict) -> Token:
+    """A Whisper word (" Hello,") as a token whose whitespace is kept in before/after."""
+    core = raw.strip()
+    if not core:
+        return Token("", start, end, before=raw, extra=record)
+    lead = raw[:len(raw) - len(raw.lstrip())]
+    trail = raw[len(raw.rstrip()):]
+    return Token(core, start, end, before=lead, after=trail, extra=record)
