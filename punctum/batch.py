@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from punctum import formats
-from punctum.fileio import TEMP_SUFFIX, atomic_writer, standard_stream
+from punctum.fileio import TEMP_SUFFIX, atomic_writer, printable, standard_stream
 from punctum.runtime import LONG_LINE, RestoreOptions, cpu_count
 
 log = logging.getLogger(__name__)
@@ -419,7 +419,8 @@ class BatchReport:
         lines = [f"{len(failed)} of {len(self.results)} files failed:"]
         for result in failed:
             known = result.source in result.error
-            lines.append(f"  {result.error}" if known else f"  {result.source}: {result.error}")
+            line = result.error if known else f"{result.source}: {result.error}"
+            lines.append("  " + printable(line))
         return "\n".join(lines)
 
 

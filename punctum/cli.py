@@ -22,7 +22,7 @@ import os
 import sys
 from pathlib import Path
 
-from punctum.fileio import NotUtf8Error
+from punctum.fileio import NotUtf8Error, printable
 from punctum.version import __version__
 
 EXIT_USAGE = 2
@@ -307,7 +307,8 @@ def _say_skipped(command: str, n_skipped: int) -> None:
 
 def _report_batch(command: str, report, output_dir: str) -> int:
     """Print what a folder job did on stderr; exit code 1 when a file failed."""
-    print(f"punctum {command}: restored {_files(report.n_restored)} into {output_dir}",
+    print(f"punctum {command}: restored {_files(report.n_restored)} into "
+          f"{printable(str(output_dir))}",
           file=sys.stderr)
     summary = report.failure_summary()
     if summary:
@@ -963,13 +964,13 @@ def main(argv: list[str] | None = None) -> int:
         return args.run(args)
     except NotUtf8Error as error:
         hint = "; --errors replace substitutes the bad bytes" if hasattr(args, "errors") else ""
-        print(f"punctum {args.command}: error: {error}{hint}", file=sys.stderr)
+        print(f"punctum {args.command}: error: {printable(str(error))}{hint}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # `punctum restore big.txt | head`: the reader has all it wants
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except (FileNotFoundError, ValueError, TypeError, ImportError, OSError) as error:
-        print(f"punctum {args.command}: error: {error}", file=sys.stderr)
+        print(f"punctum {args.command}: error: {printable(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"punctum {args.command}: interrupted", file=sys.stderr)

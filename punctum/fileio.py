@@ -13,12 +13,20 @@ from __future__ import annotations
 import contextlib
 import gzip
 import os
+import unicodedata
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
 TEMP_SUFFIX = ".punctum-tmp"
+
+
+def printable(message: str) -> str:
+    """A message that prints as one line: control characters and line separators are
+    escaped as Python writes them ("a\\nb.txt" for a file name holding a newline)."""
+    return "".join(repr(char)[1:-1] if unicodedata.category(char) in ("Cc", "Zl", "Zp")
+                   else char for char in message)
 
 
 class NotUtf8Error(ValueError):

@@ -394,3 +394,14 @@ def test_ray_dispatch_retires_a_dead_actor_and_retries_its_file():
     actors = [FakeActor("a0", dies=True)]
     results = batch_ray._dispatch(fake_ray, actors, tasks[:3], bar)
     assert len(results) == 3 and not any(r.ok for r in results)
+
+
+def test_a_file_name_with_a_newline_stays_on_one_summary_line(tmp_path, capsys):
+    root = tmp_path / "in"
+    _write(root / "good.txt", "we met in town\n")
+    _write(root / "two\nlines.txt", b"we see\n\xff a boat\n")
+    code, err = _restore_dir(capsys, root, tmp_path / "out")
+    lines = err.strip().splitlines()
+    failures = lines[lines.index("1 of 2 files failed:") + 1:]
+    assert code == 1 and len(failures) == 1
+    assert "two\\nlines.txt" in failures[0] and "not valid UTF-8" in failures[0]

@@ -91,12 +91,13 @@ def test_restore_empty_input_is_empty_output(tiny_artifact, tmp_path, capsys):
 @pytest.mark.parametrize(
     "setup, message",
     [("missing", "missing.txt: no such file"),
+     ("newline", "a\\nb.txt: no such file"),
      ("binary", "not valid UTF-8 (invalid start byte at byte 0); --errors replace substitutes"),
      ("model", "no model"),
      ("folder", "is a folder (--input-dir restores the files under it)")],
 )
 def test_restore_errors_are_one_line(tiny_artifact, tmp_path, capsys, setup, message):
-    path = tmp_path / ("missing.txt" if setup == "missing" else "bin.txt")
+    path = tmp_path / {"missing": "missing.txt", "newline": "a\nb.txt"}.get(setup, "bin.txt")
     if setup == "folder":
         path.mkdir()
     if setup == "binary":
