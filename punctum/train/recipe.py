@@ -183,7 +183,7 @@ def parse_recipe(raw: dict, data_root: str | Path | None = None, name: str = "")
 
 
 def _check_model_table(model: dict) -> None:
-    """[model]'s kind and keys, and for a CNN-BiLSTM its values, before any data is read
+    """[model]'s kind and keys, and for a text model its values, before any data is read
     (the sizes that come from the tokenizer are stood in for)."""
     from dataclasses import fields
 
@@ -197,9 +197,11 @@ def _check_model_table(model: dict) -> None:
     unknown = sorted(set(model) - allowed)
     if unknown:
         raise ValueError(f"unknown key(s) model.{', model.'.join(unknown)} for {kind}")
-    if kind == "cnn_bilstm":
+    if kind in ("cnn_bilstm", "transformer_tagger"):
         sizes = {"vocab_size": 2, "n_punct": 2, "n_case": 2, "pad_id": 0}
-        values = {k: v for k, v in model.items() if k not in ("kind", "pretrained")}
+        # a pretrained encoder's own sizes replace the scratch defaults (checked when built)
+        derived = ("d_model", "n_layers", "n_heads", "d_ff") if model.get("pretrained") else ()
+        values = {k: v for k, v in model.items() if k not in ("kind", "pretrained", *derived)}
         try:
             config_cls(**{**values, **sizes})
         except (TypeError, ValueError) as error:
