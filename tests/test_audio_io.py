@@ -71,6 +71,27 @@ def test_reads_formats_as_16k_mono(tmp_path, suffix, fmt, subtype):
     assert 0.2 < rms(samples) < 0.45
 
 
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_damaged_mp3_gives_one_warning_not_decoder_lines(tmp_path, capfd, caplog, chunked):
+    if "MP3" not in soundfile.available_formats():
+        pytest.skip("libsndfile without MP3")
+    path = tmp_path / "damaged.mp3"
+    soundfile.write(str(path), _tone(2.0, SAMPLE_RATE), SAMPLE_RATE, format="MP3")
+    data = path.read_bytes()
+    path.write_bytes(data[:3000] + b"\x00garbage" * 50 + data[3000:])
+    capfd.readouterr()
+    with caplog.at_level("WARNING", logger="punctum.audio.io"):
+        if chunked:
+            samples = np.concatenate([c for _, c in iter_audio_chunks(path, 0.5, 0.1)])
+        else:
+            samples = load_audio(path)
+    assert samples.size > SAMPLE_RATE  # what could be decoded is kept
+    err = capfd.readouterr().err
+    assert "Note:" not in err and "resync" not in err
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "damaged.mp3: the MP3 decoder reported" in warnings[0]
+
+
 def test_write_then_read_flac(tmp_path):
     signal = _tone(0.5, SAMPLE_RATE)
     write_audio(tmp_path / "a.flac", signal)

@@ -10,9 +10,16 @@ line naming the file.
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
+import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
+
+logger = logging.getLogger(__name__)
 
 SAMPLE_RATE = 16_000
 EXTENSIONS = (".wav", ".flac", ".ogg", ".oga", ".opus", ".mp3")
@@ -25,6 +32,45 @@ def _soundfile():
         raise ImportError(f"audio needs the audio extra: pip install 'punctum[audio]' "
                           f"({error})") from None
     return soundfile
+
+
+class _DecoderNotes:
+    """Collects what the MP3 decoder (mpg123) writes to file descriptor 2 about damaged
+    frames ("Note: Illegal Audio-MPEG-Header ...", "Note: Trying to resync...") and reports
+    it as one warning naming the file, instead of raw lines in the user's terminal."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lines: list[str] = []
+
+    @contextlib.contextmanager
+    def collect(self):
+        """Run the block with file descriptor 2 sent to a temporary file (MP3 only)."""
+        if self.path.suffix.lower() != ".mp3":
+            yield
+            return
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            sys.stderr.flush()
+        with tempfile.TemporaryFile() as sink:
+            saved = os.dup(2)
+            os.dup2(sink.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+                sink.seek(0)
+                text = sink.read().decode("utf-8", errors="replace")
+                self.lines += [line.strip() for line in text.splitlines() if line.strip()]
+
+    def report(self) -> None:
+        """One warning when the decoder said anything (-v shows each line)."""
+        if self.lines:
+            logger.warning("%s: the MP3 decoder reported %d problem(s) with the file and "
+                           "skipped what it could not decode (first: %s)", self.path,
+                           len(self.lines), self.lines[0])
+            for line in self.lines:
+                logger.info("%s: %s", self.path, line)
 
 
 def resample(samples: np.ndarray, orig_rate: int, target_rate: int = SAMPLE_RATE) -> np.ndarray:
@@ -70,11 +116,14 @@ def read_audio(path: str | Path) -> tuple[np.ndarray, int]:
     path = Path(path)
     read_audio_header(path)
     soundfile = _soundfile()
+    notes = _DecoderNotes(path)
     try:
-        samples, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
+        with notes.collect():
+            samples, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
     except (soundfile.LibsndfileError, RuntimeError, TypeError, EOFError) as error:
         reason = getattr(error, "error_string", "") or str(error) or type(error).__name__
         raise ValueError(f"{path}: cannot decode audio ({' '.join(reason.split())})") from None
+    notes.report()
     if samples.shape[0] == 0:
         raise ValueError(f"{path}: no audio samples (empty file)")
     _check_finite(samples, path)
@@ -102,23 +151,28 @@ def iter_audio_chunks(path: str | Path, chunk_seconds: float, overlap_seconds: f
     path = Path(path)
     read_audio_header(path)
     soundfile = _soundfile()
+    notes = _DecoderNotes(path)
     try:
-        with soundfile.SoundFile(str(path)) as handle:
+        with notes.collect():
+            handle = soundfile.SoundFile(str(path))
+        with handle:
             rate, total = handle.samplerate, handle.frames
             size = int(round(chunk_seconds * rate))
             step = size - int(round(overlap_seconds * rate))
             start = 0
             while True:
-                handle.seek(start)
-                block = handle.read(size, dtype="float32", always_2d=True)
+                with notes.collect():
+                    handle.seek(start)
+                    block = handle.read(size, dtype="float32", always_2d=True)
                 _check_finite(block, path)
                 yield start / rate, resample(to_mono(block), rate, sample_rate)
                 if start + size >= total or not len(block):
-                    return
+                    break
                 start += step
     except (soundfile.LibsndfileError, RuntimeError, TypeError, EOFError) as error:
         reason = getattr(error, "error_string", "") or str(error) or type(error).__name__
         raise ValueError(f"{path}: cannot decode audio ({' '.join(reason.split())})") from None
+    notes.report()
 
 
 def read_audio_header(path: Path) -> None:
