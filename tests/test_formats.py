@@ -261,8 +261,12 @@ def test_tokens_split_keeps_every_character():
         assert "".join(t.before + t.text + t.after for t in tokens) == text
     assert [t.text for t in formats.split_tokens("<i>hello</i>, you", markup=True)] == [
         "hello", ",", "you"]
-    assert [t.text for t in formats.split_tokens("R&amp;D &amp; co", markup=True)] == [
-        "R", "D", "co"]
+    # a character reference inside a word or standing alone is text; at a word's edge or
+    # for whitespace it is markup
+    split = formats.split_tokens("R&amp;D &amp; co&nbsp;op &quot;don&#39;t&quot;", markup=True)
+    assert [(t.before, t.text, t.after) for t in split] == [
+        ("", "R&amp;D", ""), (" ", "&amp;", ""), (" ", "co", ""), ("&nbsp;", "op", ""),
+        (" &quot;", "don&#39;t", "&quot;")]
 
 
 # ----------------------------------------------------------------------------- restoring
@@ -652,3 +656,37 @@ def test_cli_errors_are_one_line(tiny_artifact, tmp_path, capsys, args, name, co
     code, out, err = _cli(["-i", str(source), *args], tiny_artifact, capsys)
     assert code == 2 and out == "" and message in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+# ----------------------------------------------------------------------------- references
+
+def test_character_references_reach_the_model_decoded_and_come_back_encoded():
+    srt = ("1\n00:00:01,000 --> 00:00:02,000\nwell i don&#39;t know &amp; the q&amp;a\n\n"
+           "2\n00:00:02,500 --> 00:00:03,000\n&quot;r&amp;d&quot; is&nbsp;late\n")
+    reference = "Well, I don't know & the Q&A. \"R&D\" is late."
+    transcript, restored, punctuator = _restored_cues(srt, "srt", reference)
+    assert punctuator.calls == [["well", "i", "don't", "know", "&", "the", "q&a", "r&d",
+                                 "is", "late"]]
+    assert [c.text for c in restored.cues] == [
+        "Well, I don&#39;t know &amp; the Q&amp;A.", "&quot;R&amp;D&quot; is&nbsp;late."]
+    assert formats.dumps(formats.convert(restored, "text")) == \
+        "Well, I don't know & the Q&A. R&D is late.\n"
+
+
+def test_line_break_tags_and_no_break_spaces_separate_words_when_converting():
+    srt = "1\n00:00:01,000 --> 00:00:02,000\nhello<br>world&nbsp;again <i>x</i>y\n"
+    transcript = formats.loads(srt, "srt")
+    assert formats.dumps(formats.convert(transcript, "text")) == "hello world again xy\n"
+    assert formats.convert(transcript, "vtt").cues[0].text == "hello\nworld again xy"
+
+
+def test_whisperx_words_without_spaces_stay_separate_words():
+    words = [{"word": w, "start": i / 2, "end": i / 2 + 0.4} for i, w in
+             enumerate(["so", "what", "do", "you", "think"])]
+    content = _json({"segments": [{"start": 0.0, "end": 2.5, "text": " so what do you think",
+                                   "words": words}]})
+    transcript, restored, _ = _restored_cues(content, "whisper", "So, what do you think?")
+    segment = json.loads(formats.dumps(restored))["segments"][0]
+    assert segment["text"] == " So, what do you think?"
+    assert [w["word"] for w in segment["words"]] == ["So,", "what", "do", "you", "think?"]
+    assert formats.dumps(formats.convert(restored, "text")) == "So, what do you think?\n"

@@ -291,11 +291,22 @@ def _whisper_segment(cue: Cue, index: int) -> dict:
     if old_words or (not cue.extra and timed):
         words = [_whisper_word(token) for token in cue.tokens]
         if words != old_words:
-            record["text"] = "".join(w["word"] for w in words)
+            record["text"] = _segment_text(words, record.get("text"))
         record["words"] = words
     else:
         _put(record, "text", cue.text)
     return record
+
+
+def _segment_text(words: list[dict], old: Any) -> str:
+    """A segment's text from its words: joined as they are when they carry their spaces
+    (OpenAI Whisper's " Hello"), else with a space between them (WhisperX's "Hello"), after
+    the old text's leading whitespace."""
+    texts = [w["word"] for w in words]
+    if any(text[:1].isspace() for text in texts):
+        return "".join(texts)
+    lead = old[:len(old) - len(old.lstrip())] if isinstance(old, str) else ""
+    return lead + " ".join(texts)
 
 
 def _whisper_word(token: Token) -> dict:

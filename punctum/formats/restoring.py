@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 
-from punctum.formats.transcript import INDEPENDENT_CUES, SUBTITLES, Cue, Token, Transcript
+from punctum.formats.transcript import (
+    INDEPENDENT_CUES,
+    SUBTITLES,
+    Cue,
+    Token,
+    Transcript,
+    decode_references,
+    encode_like,
+)
 from punctum.runtime import RestoreOptions, close_text, merge_labels
 from punctum.text import Labelled, parse, render
+
+# Markup that separates words as whitespace does: line-break tags and no-break spaces.
+_SEPARATOR = re.compile(r"<br\s*/?>|&nbsp;|&#160;|&#[xX][aA]0;", re.IGNORECASE)
 
 # ----------------------------------------------------------------------------- conversion
 
@@ -31,14 +43,18 @@ def convert(transcript: Transcript, format: str) -> Transcript:
     kept = [c for c in transcript.cues if c.tokens or c.start is not None]
     if format in SUBTITLES and any(c.start is None or c.end is None for c in kept):
         raise ValueError(f"{transcript.format} has no cue times; cannot write {format}")
+    # character references are text to other formats than subtitles ("don&#39;t" -> "don't")
+    decode = transcript.format in SUBTITLES and format not in SUBTITLES
     if format == "text":
         groups = ([[c] for c in kept] if transcript.format in INDEPENDENT_CUES
                   else [kept] if kept else [])
-        cues = tuple(Cue(None, None, _plain_tokens(_joined(g), "", False)) for g in groups)
+        cues = tuple(Cue(None, None, _plain_tokens(_joined(g), "", False, decode))
+                     for g in groups)
         return Transcript("text", cues, {"newline": newline, "trailer": "\n"})
     breaks = transcript.format in SUBTITLES and format in SUBTITLES
     first = " " if format == "whisper" else ""
-    cues = tuple(Cue(c.start, c.end, _plain_tokens(c.tokens, first, breaks)) for c in kept)
+    cues = tuple(Cue(c.start, c.end, _plain_tokens(c.tokens, first, breaks, decode))
+                 for c in kept)
     return Transcript(format, cues, {"newline": newline})
 
 
@@ -52,22 +68,32 @@ def _joined(cues: Sequence[Cue]) -> list[Token]:
     return tokens
 
 
-def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool) -> tuple[Token, ...]:
-    """Tokens without markup or records; gaps become "", " " (or "\\n" when kept)."""
+def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool,
+                  decode: bool = False) -> tuple[Token, ...]:
+    """Tokens without markup or records; gaps become "", " " (or "\\n" when kept).
+
+    A gap is a space when it holds whitespace, a line-break tag or a no-break space, or when
+    both tokens are word records (JSON words, which need no whitespace between them).
+    `decode` writes character references as the characters they stand for.
+    """
     out: list[Token] = []
-    gap = ""
+    gap, after_record = "", False
     for token in tokens:
         gap += token.before
         if token.text:
-            space = "\n" if line_breaks and "\n" in gap else " " if _has_space(gap) else ""
-            out.append(Token(token.text, token.start, token.end, space if out else first))
-            gap = ""
+            separate = _separates(gap) or (after_record and bool(token.extra))
+            space = ("\n" if line_breaks and ("\n" in gap or "<br" in gap.lower())
+                     else " " if separate else "")
+            text = decode_references(token.text) if decode else token.text
+            out.append(Token(text, token.start, token.end, space if out else first))
+            gap, after_record = "", bool(token.extra)
         gap += token.after
     return tuple(out)
 
 
-def _has_space(text: str) -> bool:
-    return any(char.isspace() for char in text)
+def _separates(gap: str) -> bool:
+    """Whether the whitespace and markup between two tokens separate two words."""
+    return any(char.isspace() for char in gap) or bool(_SEPARATOR.search(gap))
 
 
 # ----------------------------------------------------------------------------- restoring
@@ -95,7 +121,10 @@ def restore_transcript(transcript: Transcript, punctuator,
     """
     options = options or RestoreOptions()
     inventory = punctuator.inventory
-    parsed = [[parse(token.text, inventory) for token in cue.tokens] for cue in transcript.cues]
+    subtitles = transcript.format in SUBTITLES
+    model_text = decode_references if subtitles else str
+    parsed = [[parse(model_text(token.text), inventory) for token in cue.tokens]
+              for cue in transcript.cues]
     documents = [d for d in _documents(transcript) if any(len(p) for c in d for p in parsed[c])]
     given = [_concat([p for c in doc for p in parsed[c]]) for doc in documents]
     timing = {}
@@ -111,6 +140,9 @@ def restore_transcript(transcript: Transcript, punctuator,
         keys = [(c, t) for c in doc for t in range(len(parsed[c]))]
         counts = [len(parsed[c][t]) for c, t in keys]
         rendered = _render_tokens(labelled, counts, punctuator, options)
+        if subtitles:  # characters read from references are written as the same references
+            rendered = [r if r is None else encode_like(r, transcript.cues[c].tokens[t].text)
+                        for (c, t), r in zip(keys, rendered)]
         texts.update((k, r) for k, r in zip(keys, rendered) if r is not None)
     return _with_texts(transcript, texts)
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass, field, replace
+
+# An HTML character reference (&amp; &#39; &#x27;).
+REFERENCE = re.compile(r"&(?:[a-zA-Z]+|#\d+|#x[0-9a-fA-F]+);")
 
 FORMATS = ("text", "srt", "vtt", "whisper", "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf")
 EXTENSIONS = {"text": ".txt", "srt": ".srt", "vtt": ".vtt", "whisper": ".json",
@@ -17,8 +21,9 @@ INDEPENDENT_CUES = frozenset({"text", "nemo", "kaldi"})
 UNTIMED = frozenset({"text", "nemo", "kaldi"})
 
 # Subtitle markup kept around tokens: tags, SRT/ASS override codes, HTML character references
-# (whose ";" would otherwise read as a mark).
-_MARKUP = re.compile(r"(<[^<>\n]*>|\{\\[^{}\n]*\}|&(?:[a-zA-Z]+|#\d+|#x[0-9a-fA-F]+);)")
+# (whose ";" would otherwise read as a mark). A reference inside a word ("don&#39;t") or
+# standing alone ("Tom &amp; Jerry") is text, unless it stands for whitespace (&nbsp;).
+_MARKUP = re.compile(r"<[^<>\n]*>|\{\\[^{}\n]*\}|" + REFERENCE.pattern)
 _WHITESPACE = re.compile(r"(\s+)")
 
 
@@ -113,7 +118,7 @@ def split_tokens(text: str, markup: bool = False) -> tuple[Token, ...]:
         markup: treat ``<...>`` and ``{\\...}`` tags and character references (``&amp;``)
             as markup (subtitles), not as text.
     """
-    pieces = _MARKUP.split(text) if markup else [text]
+    pieces = _markup_pieces(text) if markup else [text]
     tokens: list[Token] = []
     pending = ""
     for k, piece in enumerate(pieces):
@@ -131,6 +136,48 @@ def split_tokens(text: str, markup: bool = False) -> tuple[Token, ...]:
     elif pending:
         tokens.append(Token("", before=pending))
     return tuple(tokens)
+
+
+def _markup_pieces(text: str) -> list[str]:
+    """[text, markup, text, markup, ..., text]: `_MARKUP` matches, except the character
+    references that are text (`_is_text`)."""
+    pieces, position = [], 0
+    for match in _MARKUP.finditer(text):
+        start, end = match.span()
+        if _is_text(text, start, end):
+            continue
+        pieces += [text[position:start], match.group()]
+        position = end
+    return pieces + [text[position:]]
+
+
+def _is_text(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end], a markup match, is a character reference that is text: one
+    for a non-space character inside a word ("don&#39;t") or standing alone ("Tom &amp;
+    Jerry"). At a word's edge ("&quot;Hi&quot;") it stays markup, as quotes there would be
+    dropped by the model's normalisation."""
+    reference = text[start:end]
+    if not reference.startswith("&") or html.unescape(reference).isspace():
+        return False
+    before = text[start - 1] if start else " "
+    after = text[end] if end < len(text) else " "
+    return (before.isalnum() and after.isalnum()) or (before.isspace() and after.isspace())
+
+
+def decode_references(text: str) -> str:
+    """A subtitle token's text with its character references decoded (what the model reads
+    and what other formats write)."""
+    return html.unescape(text) if "&" in text else text
+
+
+def encode_like(text: str, original: str) -> str:
+    """`text` (a restored token) with the characters that `original` wrote as references
+    written as the same references again ("Q&A" -> "Q&amp;A" for "q&amp;a")."""
+    references = {html.unescape(r): r for r in REFERENCE.findall(original)}
+    for char in sorted(references, key=lambda c: c != "&"):  # "&" first: others hold one
+        if char != references[char]:
+            text = text.replace(char, references[char])
+    return text
 
 
 def _split_word(raw: str, start: float | None, end: float | None, record: dict) -> Token:
