@@ -82,11 +82,14 @@ class FileOptions:
             raise ValueError("FileOptions.text_key and output_key must not be empty")
 
     def input_format_of(self, path: str) -> str:
-        """The format of the file `path`: `input_format`, or detected (.gz input is text)."""
+        """The format of the file `path`: `input_format`, or detected; a .gz file by the
+        extension before .gz (x.srt.gz is SRT, x.json.gz by its content), else text."""
         if self.input_format != "auto":
             return self.input_format
-        if path.endswith(".gz"):
-            return "text"  # compressed input is read line by line as text
+        inner = os.path.splitext(path[:-3])[1].lower()
+        if path.lower().endswith(".gz") and inner not in (".srt", ".vtt", ".ctm", ".json",
+                                                          ".jsonl"):
+            return "text"  # compressed text is read line by line
         return formats.detect_format(path)
 
     def output_format(self, input_format: str) -> str:

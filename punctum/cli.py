@@ -218,11 +218,12 @@ def _run_restore(args) -> int:
         options.check(source.name, source.format)
     if args.output == "":
         raise ValueError("-o/--output needs a path ('-' for standard output)")
+    targets = [_restore_target(args.output, s, len(sources), options) for s in sources]
+    _check_distinct_targets(targets, sources)
     if args.output and len(sources) > 1:
         os.makedirs(args.output, exist_ok=True)
     punctuator = Punctuator.load(args.model, threads=args.threads, post_bias=_post_bias(args))
-    for source in sources:
-        target = _restore_target(args.output, source, len(sources), options)
+    for source, target in zip(sources, targets):
         if target is None:
             restore_source(punctuator, source, sys.stdout, options)
         else:
@@ -359,6 +360,20 @@ def _restore_sources(args, options) -> list:
         return [stdin if path == "-" else Source(path, options.input_format_of(path))
                 for path in args.input]
     return [stdin]
+
+
+def _check_distinct_targets(targets: list, sources: list) -> None:
+    """ValueError when two inputs would be written to the same file (the first would be
+    lost)."""
+    seen: dict[str, str] = {}
+    for target, source in zip(targets, sources):
+        if target is None or target == "-":
+            continue
+        key = os.path.normcase(os.path.abspath(target))
+        if key in seen:
+            raise ValueError(f"{seen[key]} and {source.name} would both be written to "
+                             f"{target}; restore them one at a time or with --input-dir")
+        seen[key] = source.name
 
 
 def _restore_target(output: str | None, source, n_sources: int, options) -> str | None:

@@ -248,6 +248,9 @@ class Punctuator:
 
     def predict(self, words: Sequence[str], pauses: Sequence[float] | None = None) -> Prediction:
         """Labels and probabilities for normalised words (see `text.normalize`)."""
+        if isinstance(words, str):
+            raise TypeError("predict expects a list of words, got one str (use "
+                            "text.normalize(text) or restore(text))")
         return self.predict_batch([words], pauses=None if pauses is None else [pauses])[0]
 
     def predict_batch(self, batch: Sequence[Sequence[str]], batch_size: int = 16,
@@ -261,6 +264,10 @@ class Punctuator:
             pauses: per word list, (n_words,) seconds of silence after each word (NaN or
                 None where unknown), or None; used by a PauseAware model, ignored otherwise.
         """
+        _check_texts(batch)
+        batch = list(batch)
+        if any(isinstance(words, str) for words in batch):
+            raise TypeError("predict_batch expects lists of words, got a str among them")
         if pauses is not None and len(pauses) != len(batch):
             raise ValueError(f"{len(pauses)} pause lists for {len(batch)} word lists")
         encodings = _encode(self.tokenizer, batch)
@@ -367,6 +374,7 @@ class Punctuator:
         """
         options = options or RestoreOptions()
         _check_texts(texts)
+        texts = list(texts)  # a generator is read once
         for text in texts:
             if not isinstance(text, str):
                 raise TypeError(f"restore expects str, got {type(text).__name__}")
@@ -505,12 +513,14 @@ class Stream:
     Feed text or word lists; each call returns the finalised output pieces (words with their
     marks and casing) in order. Joining all pieces with spaces gives the restored text.
     `feed_detailed` / `flush_detailed` return the same as one typed result (or None).
+    With lookahead 0 every word is final as soon as it is fed, so nothing is left for
+    `flush()` to close: the last word keeps the mark the model gave it without right context.
     """
 
     def __init__(self, punctuator: Punctuator, lookahead: int,
                  options: RestoreOptions) -> None:
-        if lookahead < 0:
-            raise ValueError(f"lookahead must be >= 0, got {lookahead}")
+        if isinstance(lookahead, bool) or not isinstance(lookahead, int) or lookahead < 0:
+            raise ValueError(f"lookahead must be an int >= 0, got {lookahead!r}")
         self.punctuator = punctuator
         self.lookahead = lookahead
         self.options = options
@@ -524,7 +534,8 @@ class Stream:
         return self._pieces(self.feed_detailed(text))
 
     def flush(self) -> list[str]:
-        """Finalise everything still pending (end of the stream), closing the text."""
+        """Finalise everything still pending (end of the stream), closing the text (its last
+        word gets a sentence-final mark; with lookahead 0 nothing is pending)."""
         return self._pieces(self.flush_detailed())
 
     def feed_detailed(self, text: str | Sequence[str]) -> Restored | None:

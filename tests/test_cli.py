@@ -57,6 +57,26 @@ def test_restore_files_to_folder_and_json(tiny_artifact, tmp_path, capsys):
     assert {"mark", "case", "mark_prob", "case_prob"} <= set(record["words"][0])
 
 
+def test_gzipped_subtitles_are_read_as_subtitles(tiny_artifact, tmp_path, capsys):
+    srt = tmp_path / "talk.srt.gz"
+    with gzip.open(srt, "wt", encoding="utf-8") as handle:
+        handle.write("1\n00:00:01,000 --> 00:00:02,500\nwe see a boat\n")
+    code, out, _ = _restore(["-i", str(srt)], tiny_artifact, capsys)
+    assert code == 0 and out.startswith("1\n00:00:01,000 --> 00:00:02,500\n")
+    assert normalize(out.split("\n", 2)[2]) == ["we", "see", "a", "boat"]
+
+
+def test_two_inputs_for_one_output_file_are_refused(tiny_artifact, tmp_path, capsys):
+    for folder in ("d1", "d2"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "x.txt").write_text("we see a boat\n", encoding="utf-8")
+    out = tmp_path / "out"
+    code, _, err = _restore(["-i", str(tmp_path / "d1" / "x.txt"), "-i",
+                             str(tmp_path / "d2" / "x.txt"), "-o", str(out)], tiny_artifact,
+                            capsys)
+    assert code == 2 and "would both be written to" in err and not out.exists()
+
+
 def test_json_of_a_very_long_line_is_streamed_and_whole(tiny_artifact, tmp_path, capsys,
                                                         monkeypatch):
     """A line over LONG_LINE characters is written in parts: one valid JSON object whose

@@ -121,7 +121,7 @@ def test_stream_finalises_with_lookahead_and_flushes(punctuator):
     assert stream.flush() == []
 
 
-def test_a_stream_without_lookahead_closes_the_text_only_at_flush(punctuator):
+def test_a_stream_without_lookahead_is_never_closed_by_a_feed(punctuator):
     closing = punctuator.stream(lookahead=0)
     never = punctuator.stream(lookahead=0, options=RestoreOptions(close_text=False))
     for word in SAMPLE.split():  # a feed is never the end, even one that finalises all
@@ -136,6 +136,16 @@ def test_one_str_where_a_list_of_texts_is_expected_is_a_type_error(punctuator):
         list(punctuator.restore_lines("we see a boat"))
     with pytest.raises(ValueError, match="1 pause lists for 2"):
         punctuator.restore_detailed(["we see", "a boat"], pauses=[[0.1, 0.2]])
+    with pytest.raises(TypeError, match="got one str"):
+        punctuator.predict("we see a boat")
+    with pytest.raises(ValueError, match="lookahead must be an int >= 0, got 2.5"):
+        punctuator.stream(lookahead=2.5)
+
+
+def test_a_generator_of_texts_is_restored_not_used_up(punctuator):
+    texts = ["we see a boat", "so what do you think"]
+    assert punctuator.restore_batch(t for t in texts) == punctuator.restore_batch(texts)
+    assert len(punctuator.predict_batch(t.split() for t in texts)) == 2
 
 
 def test_a_lone_surrogate_and_an_empty_model_name_are_clear_errors(punctuator):

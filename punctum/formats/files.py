@@ -35,7 +35,8 @@ _SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".txt": "text", ".ctm": "ctm"}
 # ----------------------------------------------------------------------------- public API
 
 def detect_format(path: str | Path) -> str:
-    """The format of a file, by its extension (.srt, .vtt, .txt, .ctm) or else by its content.
+    """The format of a file, by its extension (.srt, .vtt, .txt, .ctm, also before .gz) or
+    else by its content (gzip's decompressed).
 
     JSON content is told apart by its keys: "segments" (Whisper), "result", "partial" or a
     lone "text" (Vosk), "audio_filepath" or "pred_text" (NeMo manifest), "chunks" (a
@@ -43,10 +44,13 @@ def detect_format(path: str | Path) -> str:
     are CTM. Kaldi's `text` files look like plain text: give their format.
     """
     path = Path(path)
-    if path.suffix.lower() in _SUFFIXES:
+    suffix = path.suffix.lower()
+    if suffix == ".gz":  # x.srt.gz: the extension before .gz
+        suffix = Path(path.stem).suffix.lower()
+    if suffix in _SUFFIXES:
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
-        return _SUFFIXES[path.suffix.lower()]
+        return _SUFFIXES[suffix]
     return sniff_format(_read_text(path, errors="replace")[0], str(path))
 
 
