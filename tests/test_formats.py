@@ -522,9 +522,22 @@ MALFORMED = [
     ("bad.json", _json({"segments": [{"start": 0, "end": 1}]}, indent=2),
      "bad.json:3: segments[0]: no 'text' key"),
     ("bad.json", '{"segments": [{"start": 0, "end": 1e400, "text": "a"}]}',
-     "bad.json:1: segments[0].end: expected a time in seconds (a finite number >= 0), got inf"),
+     "bad.json:1: segments[0].end: expected a time in seconds (a number from 0 to 1e+10), "
+     "got inf"),
+    ("bad.json", '{"segments": [{"start": 0, "end": 1e306, "text": "a"}]}',
+     "bad.json:1: segments[0].end: expected a time in seconds (a number from 0 to 1e+10), got "
+     "1e+306"),
+    ("bad.json", '{"segments": [{"start": 0, "end": 1%s, "text": "a"}]}' % ("0" * 400),
+     "bad.json:1: segments[0].end: expected a time in seconds (a number from 0 to 1e+10), got "
+     "a larger number"),
+    ("bad.json", '{"segments": [{"start": 0, "end": 1%s, "text": "a"}]}' % ("0" * 5000),
+     "bad.json:1: not readable JSON (Exceeds the limit"),
+    ("bad.json", "[" * 100_000, "bad.json:1: JSON nested too deeply to read"),
+    ("bad.srt", "1\n%s:00:00,000 --> 00:00:01,000\na\n" % ("9" * 400),
+     "bad.srt:2: timestamp '99999"),
     ("bad.json", '{"segments": [{"start": NaN, "end": 1, "text": "a"}]}',
-     "bad.json:1: segments[0].start: expected a time in seconds (a finite number >= 0), got nan"),
+     "bad.json:1: segments[0].start: expected a time in seconds (a number from 0 to 1e+10), "
+     "got nan"),
     ("bad.json", '{"segments": [{"start": 5, "end": 1, "text": "a"}]}',
      "bad.json:1: segments[0].end: the segment ends (1) before it starts (5)"),
     ("vosk.jsonl", '{"result": [], "text": ""}\n{"result": [{"start": 0, "end": 1}]}\n',

@@ -173,7 +173,7 @@ MALFORMED = [
     ("d.ctm", "utt1 A inf 0.30 so\n", "d.ctm:1: expected a CTM line"),
     ("d.ctm", "utt1 A 0.1 nan so\n", "d.ctm:1: expected a CTM line"),
     ("h.json", '{"text": "a", "chunks": [{"text": "a", "timestamp": [0, Infinity]}]}',
-     "h.json:1: chunks[0].timestamp: expected [start, end] in seconds (finite"),
+     "h.json:1: chunks[0].timestamp: expected [start, end] in seconds (numbers from 0 to 1e+10"),
     ("h.json", '{"text": "a", "chunks": [{"text": "a", "timestamp": [2, 1]}]}',
      "h.json:1: chunks[0].timestamp: the chunk ends (1) before it starts (2)"),
 ]

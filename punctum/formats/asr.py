@@ -43,7 +43,7 @@ from punctum.formats.json_records import (
     is_time,
     record_cues,
 )
-from punctum.formats.transcript import Cue, Token, Transcript, split_tokens
+from punctum.formats.transcript import MAX_SECONDS, Cue, Token, Transcript, split_tokens
 
 FILLER = re.compile(r"^(?:<[^<>\s]*>|\[[^\[\]\s]*\]|\+\+[^+\s]*\+\+)$")
 _VARIANT = re.compile(r"^(.+?)(\(\d+\))$")  # pocketsphinx's alternative pronunciations
@@ -296,10 +296,19 @@ def _hf_times(stamp: Any, path: tuple) -> tuple[float | None, float | None]:
     times = []
     for value in stamp:
         if value is not None and not is_time(value):
-            raise _ShapeError(path, f"expected [start, end] in seconds (finite numbers >= 0 "
-                                    f"or null), got {stamp!r}")
+            raise _ShapeError(path, f"expected [start, end] in seconds (numbers from 0 to "
+                                    f"{MAX_SECONDS:.0e} or null), got {_shown(stamp)}")
         times.append(None if value is None else float(value))
     return times[0], times[1]
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """repr(value), cut to `limit` characters (and safe for integers of any length)."""
+    try:
+        text = repr(value)
+    except ValueError:  # more digits than Python converts
+        return "a larger number"
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def dump_hf(transcript: Transcript) -> str:

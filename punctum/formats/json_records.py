@@ -7,13 +7,19 @@ import functools
 import json
 import json.decoder
 import json.scanner
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from punctum.formats.transcript import Cue, Token, Transcript, _split_word, split_tokens
+from punctum.formats.transcript import (
+    MAX_SECONDS,
+    Cue,
+    Token,
+    Transcript,
+    _split_word,
+    split_tokens,
+)
 
 # ----------------------------------------------------------------------------- JSON
 
@@ -66,6 +72,19 @@ class JsonStyle:
 _NEW_JSON = JsonStyle(indent=2, separators=(",", ": "))
 
 
+def _parse_json(text: str, name: str, line: int) -> Any:
+    """json.loads, with its other errors (nesting too deep for the parser, integers with
+    more digits than Python converts) one line naming the file; JSONDecodeError passes."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise ValueError(f"{name}:{line}: JSON nested too deeply to read") from None
+    except ValueError as error:
+        raise ValueError(f"{name}:{line}: not readable JSON ({error})") from None
+
+
 def _load_json(text: str, name: str) -> tuple[str, list[tuple[int, Any]]]:
     """("document", [(1, value)]) or ("lines", [(line number, value), ...]) for JSON lines.
 
@@ -74,19 +93,19 @@ def _load_json(text: str, name: str) -> tuple[str, list[tuple[int, Any]]]:
     if not text.strip():
         return "lines", []
     try:
-        return "document", [(1, json.loads(text))]
+        return "document", [(1, _parse_json(text, name, 1))]
     except json.JSONDecodeError as error:
         whole = error
     lines = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
     try:
-        json.loads(lines[0][1])
+        _parse_json(lines[0][1], name, lines[0][0])
     except json.JSONDecodeError:
         raise ValueError(f"{name}:{whole.lineno}: not valid JSON ({whole.msg}, column "
                          f"{whole.colno})") from None
     values = []
     for number, line in lines:
         try:
-            values.append((number, json.loads(line)))
+            values.append((number, _parse_json(line, name, number)))
         except json.JSONDecodeError as error:
             raise ValueError(f"{name}:{number}: not valid JSON ({error.msg}, column "
                              f"{error.colno})") from None
@@ -193,19 +212,20 @@ def _field_time(record: dict, key: str, path: tuple, required: bool) -> float | 
     if not is_time(value):
         if key not in record:
             got = "nothing"
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        elif isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool)
+                                          and abs(value) < 10**20):
             got = repr(value)
         else:
-            got = _kind(value)
-        raise _ShapeError(path + (key,), f"expected a time in seconds (a finite number "
-                                         f">= 0), got {got}")
+            got = "a larger number" if isinstance(value, int) else _kind(value)
+        raise _ShapeError(path + (key,), f"expected a time in seconds (a number from 0 to "
+                                         f"{MAX_SECONDS:.0e}), got {got}")
     return float(value)
 
 
 def is_time(value: Any) -> bool:
-    """A time in seconds: a finite number >= 0 (not a bool, not NaN or Infinity)."""
+    """A time in seconds: a number from 0 to MAX_SECONDS (not a bool, NaN or Infinity)."""
     return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isfinite(value) and value >= 0)
+            and 0 <= value <= MAX_SECONDS)
 
 
 def _put(record: dict, key: str, value: Any) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from punctum.formats.transcript import Cue, Transcript, split_tokens
+from punctum.formats.transcript import MAX_SECONDS, Cue, Transcript, split_tokens
 
 _ARROW = re.compile(r"^\s*(\S+?)\s*-->\s*(\S+)(?:\s+(.*?))?\s*$")
 # Timestamp patterns (SRT also reads "." before the milliseconds; VTT hours are optional)
@@ -43,6 +43,9 @@ def _parse_time(stamp: str, style: str, where: str) -> float:
     if not match or int(match.group(2)) > 59 or int(match.group(3)) > 59:
         raise ValueError(f"{where}: bad timestamp {stamp!r} (expected {form})")
     h, m, s, ms = (int(g or 0) for g in match.groups())
+    if h > MAX_SECONDS // 3600:
+        raise ValueError(f"{where}: timestamp {stamp[:40]!r} is beyond {MAX_SECONDS:.0e} "
+                         f"seconds")
     return h * 3600 + m * 60 + s + ms / 1000
 
 

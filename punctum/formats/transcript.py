@@ -19,6 +19,8 @@ SUBTITLES = ("srt", "vtt")
 INDEPENDENT_CUES = frozenset({"text", "nemo", "kaldi"})
 # Formats without times (they cannot become subtitles).
 UNTIMED = frozenset({"text", "nemo", "kaldi"})
+# The largest time in seconds a file may hold (over 300 years: Unix times fit).
+MAX_SECONDS = 1e10
 
 # Subtitle markup kept around tokens: tags, SRT/ASS override codes, HTML character references
 # (whose ";" would otherwise read as a mark). A reference inside a word ("don&#39;t") or
