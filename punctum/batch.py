@@ -106,7 +106,7 @@ class FileOptions:
         if self.as_json and input_format != "text":
             raise ValueError(f"{name}: --json is for text input; use --to json for "
                              f"{input_format} input")
-        if input_format in formats.UNTIMED and output_format in formats.SUBTITLES:
+        if input_format in formats.UNTIMED and output_format in (*formats.SUBTITLES, "whisper"):
             raise ValueError(f"{name}: {input_format} input has no timings; cannot write "
                              f"{output_format}")
         if self.layout is not None and output_format not in formats.SUBTITLES:
