@@ -232,3 +232,22 @@ def test_cli_format_choices_are_the_formats():
     restore = build_parser()._subparsers._group_actions[0].choices["restore"]
     action = next(a for a in restore._actions if a.dest == "format")
     assert tuple(action.choices) == ("auto", *formats.FORMATS)
+
+
+def test_fillers_in_kaldi_text_and_vosk_never_reach_the_model():
+    from tests.test_formats import ScriptedPunctuator
+
+    kaldi = formats.loads("utt4 [noise] so what <unk> do you think\nutt5 <sil>\n", "kaldi")
+    punctuator = ScriptedPunctuator("So, what do you think?")
+    restored = formats.restore_transcript(kaldi, punctuator)
+    assert punctuator.calls == [["so", "what", "do", "you", "think"]]
+    assert formats.dumps(restored) == "utt4 [noise] So, what <unk> do you think?\nutt5 <sil>\n"
+    words = [{"word": w, "start": i, "end": i + 1, "conf": 1.0}
+             for i, w in enumerate(["[noise]", "so", "what", "<unk>", "do", "you", "think"])]
+    vosk = formats.loads(json.dumps({"result": words, "text": "x"}), "vosk")
+    punctuator = ScriptedPunctuator("So, what do you think?")
+    record = json.loads(formats.dumps(formats.restore_transcript(vosk, punctuator)))
+    assert punctuator.calls == [["so", "what", "do", "you", "think"]]
+    assert [w["word"] for w in record["result"]] == [
+        "[noise]", "So,", "what", "<unk>", "do", "you", "think?"]
+    assert record["text"] == "[noise] So, what <unk> do you think?"

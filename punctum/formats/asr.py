@@ -43,19 +43,21 @@ from punctum.formats.json_records import (
     is_time,
     record_cues,
 )
-from punctum.formats.transcript import MAX_SECONDS, Cue, Token, Transcript, split_tokens
+from punctum.formats.transcript import (
+    MAX_SECONDS,
+    Cue,
+    Token,
+    Transcript,
+    fillers_kept_out,
+    is_filler,
+    split_tokens,
+)
 
-FILLER = re.compile(r"^(?:<[^<>\s]*>|\[[^\[\]\s]*\]|\+\+[^+\s]*\+\+)$")
 _VARIANT = re.compile(r"^(.+?)(\(\d+\))$")  # pocketsphinx's alternative pronunciations
 _CTM_LINE = re.compile(r"^(\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+)(\S+)(.*)$")
 _CTM_EXPECTED = "'<utterance> <channel> <start> <duration> <word> [<confidence>]'"
 _THREE_DECIMALS = re.compile(r'"[bdp]"\s?:\s?-?\d+\.\d{3}[,}]')
 _SPHINX_NUMBER = re.compile(r'("[bdp]"\s?:\s?)(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)')
-
-
-def is_filler(word: str) -> bool:
-    """Whether an ASR token is a filler or noise marker rather than a word."""
-    return bool(FILLER.match(word))
 
 
 def looks_like_ctm(lines: list[str]) -> bool:
@@ -156,7 +158,7 @@ def read_kaldi(text: str, name: str, meta: dict) -> Transcript:
         if match is None:  # blank line
             cues.append(Cue(None, None, split_tokens(line)))
         else:
-            cues.append(Cue(None, None, split_tokens(match.group(2)),
+            cues.append(Cue(None, None, fillers_kept_out(split_tokens(match.group(2))),
                             identifier=match.group(1)))
     return Transcript("kaldi", tuple(cues), {**meta, "trailer": trailer})
 

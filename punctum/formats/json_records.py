@@ -18,6 +18,8 @@ from punctum.formats.transcript import (
     Token,
     Transcript,
     _split_word,
+    fillers_kept_out,
+    is_filler,
     split_tokens,
 )
 
@@ -370,7 +372,8 @@ def _vosk_cue(record: Any, path: tuple) -> Cue:
         end = tokens[-1].end if tokens else None
         return Cue(start, end, tokens, extra=record)
     if "text" in record:
-        return Cue(None, None, split_tokens(_field_text(record, "text", path)), extra=record)
+        tokens = fillers_kept_out(split_tokens(_field_text(record, "text", path)))
+        return Cue(None, None, tokens, extra=record)
     if not {"partial", "alternatives"} & set(record):
         raise _ShapeError(path, f"expected a Vosk result ('result', 'text', 'partial' or "
                                 f"'alternatives' key), got keys {sorted(record)}")
@@ -379,7 +382,8 @@ def _vosk_cue(record: Any, path: tuple) -> Cue:
 
 def _vosk_token(word: Any, path: tuple, index: int) -> Token:
     word = _expect_object(word, path, "a word object")
-    return Token(_field_text(word, "word", path), _field_time(word, "start", path, True),
+    text = _field_text(word, "word", path)
+    return Token("" if is_filler(text) else text, _field_time(word, "start", path, True),
                  _field_time(word, "end", path, True), before=" " if index else "",
                  extra=word)
 
@@ -402,12 +406,13 @@ def _vosk_record(cue: Cue) -> dict:
         words = []
         for token in cue.tokens:
             word = dict(token.extra)
-            _put(word, "word", token.text)
+            if token.text or not is_filler(word.get("word", "")):  # a filler stays as read
+                _put(word, "word", token.text)
             _put(word, "start", token.start)
             _put(word, "end", token.end)
             words.append(word)
         if words != cue.extra.get("result"):
-            record["text"] = " ".join(token.text for token in cue.tokens)
+            record["text"] = " ".join(word["word"] for word in words)
         record["result"] = words
     elif "text" in record or cue.tokens:
         _put(record, "text", cue.text)

@@ -27,6 +27,8 @@ MAX_SECONDS = 1e10
 # standing alone ("Tom &amp; Jerry") is text, unless it stands for whitespace (&nbsp;).
 _MARKUP = re.compile(r"<[^<>\n]*>|\{\\[^{}\n]*\}|" + REFERENCE.pattern)
 _WHITESPACE = re.compile(r"(\s+)")
+# ASR filler and noise tokens: <unk>, <sil>, [noise], [laughter], ++UM++.
+FILLER = re.compile(r"^(?:<[^<>\s]*>|\[[^\[\]\s]*\]|\+\+[^+\s]*\+\+)$")
 
 
 # ----------------------------------------------------------------------------- model
@@ -138,6 +140,32 @@ def split_tokens(text: str, markup: bool = False) -> tuple[Token, ...]:
     elif pending:
         tokens.append(Token("", before=pending))
     return tuple(tokens)
+
+
+def is_filler(word: str) -> bool:
+    """Whether an ASR token is a filler or noise marker rather than a word."""
+    return bool(FILLER.match(word))
+
+
+def fillers_kept_out(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
+    """Tokens with the ASR fillers among them ("[noise] hi <unk>") moved into the whitespace
+    around the neighbouring words, so that they never reach the model and are written back
+    as they are. Text made of fillers alone becomes one token without text."""
+    out: list[Token] = []
+    pending = ""
+    for token in tokens:
+        if is_filler(token.text):
+            if out:
+                last = out[-1]
+                out[-1] = replace(last, after=last.after + token.before + token.text + token.after)
+            else:
+                pending += token.before + token.text + token.after
+        else:
+            out.append(replace(token, before=pending + token.before))
+            pending = ""
+    if pending:
+        out.append(Token("", before=pending))
+    return tuple(out)
 
 
 def _markup_pieces(text: str) -> list[str]:
