@@ -23,6 +23,7 @@ import logging
 import os
 import re
 import sys
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TextIO
@@ -149,9 +150,11 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
     output_format = options.output_format(source.format)
     if source.format == "text" and output_format == "text":
         as_json = options.as_json or options.to == "json"
+        bom, newline = (False, "\n") if as_json else _text_style(source)
+        out.write("\ufeff" if bom else "")
         for chunk in _restore_lines(punctuator, _text_lines(source, options), options.restore,
                                     as_json):
-            out.write(chunk)
+            out.write(chunk if newline == "\n" else chunk.replace("\n", newline))
         return
     if source.lines is None:
         transcript = formats.read(source.name, source.format, options.text_key, options.errors)
@@ -186,6 +189,21 @@ def restore_to_path(punctuator, source: Source, target: str, options: FileOption
         return
     with atomic_writer(target) as handle:  # gzipped when target ends in .gz
         restore_source(punctuator, source, handle, options)
+
+
+def _text_style(source: Source) -> tuple[bool, str]:
+    """(byte-order mark, line ending) of a text file, written back alike: CRLF when its
+    first line ends so (the file is read line by line, so the first line decides)."""
+    if source.lines is not None:
+        return False, "\n"
+    from punctum.corpora import open_binary
+
+    try:
+        with open_binary(source.name) as handle:
+            first = handle.readline(1 << 20)
+    except (OSError, EOFError, zlib.error):  # reading the lines reports it, naming the file
+        return False, "\n"
+    return first.startswith(b"\xef\xbb\xbf"), "\r\n" if first.endswith(b"\r\n") else "\n"
 
 
 def _text_lines(source: Source, options: FileOptions) -> Iterable[str]:

@@ -243,3 +243,14 @@ def test_selftrain_cli_takes_a_model_as_teacher(tiny_corpus, tiny_artifact, tmp_
     assert summary["rounds"][0]["checkpoint"] == str(tiny_artifact)
     printed = capsys.readouterr().out
     assert "round 0" in printed and "round 1" in printed
+
+
+def test_a_text_file_keeps_its_byte_order_mark_and_crlf(tiny_artifact, tmp_path, capsys):
+    source = tmp_path / "crlf.txt"
+    source.write_bytes("\ufeffwe see a boat\r\n\r\nso what do you think\r\n".encode())
+    code, _, _ = _restore(["-i", str(source), "-o", str(tmp_path / "out.txt")], tiny_artifact,
+                          capsys)
+    data = (tmp_path / "out.txt").read_bytes()
+    assert code == 0 and data.startswith(b"\xef\xbb\xbf") and data.count(b"\r\n") == 3
+    assert b"\n" not in data.replace(b"\r\n", b"")
+    assert normalize(data.decode("utf-8-sig")) == "we see a boat so what do you think".split()
