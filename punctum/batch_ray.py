@@ -157,13 +157,23 @@ def run_files(options: BatchOptions, ray_options: RayOptions,
     return BatchReport(tuple(results), plan.skipped)
 
 
-def _actor_plan(ray, actors: int, threads: int, n_tasks: int | None = None) -> tuple[int, int]:
-    """(actors, ONNX threads per actor) for the cluster's CPUs and at most `n_tasks` tasks."""
+def _actor_plan(ray, actors: int, threads: int, n_tasks: int | None = None,
+                reserve: int = 0) -> tuple[int, int]:
+    """(actors, ONNX threads per actor) for the cluster's CPUs and at most `n_tasks` tasks;
+    by default one actor per CPU, less the `reserve` CPUs left to other tasks."""
     n_cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
     if actors > n_cpus:
         raise ValueError(f"--actors {actors} needs {actors} CPUs; the Ray cluster has {n_cpus}")
-    n_actors = max(1, min(actors or n_cpus, n_tasks or n_cpus))
-    return n_actors, threads or max(1, n_cpus // n_actors)
+    free = max(1, n_cpus - reserve)
+    n_actors = max(1, min(actors or free, n_tasks or n_cpus))
+    return n_actors, threads or max(1, free // n_actors)
+
+
+def _actor_cpus(ray, n_actors: int) -> float:
+    """CPUs each Parquet actor reserves: together at most all but one of the cluster's, so
+    that Ray Data's read and write tasks always find a CPU (they would wait forever)."""
+    n_cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    return min(1.0, (n_cpus - 1) / n_actors)
 
 
 def _dispatch(ray, actors: list, tasks: list[FileTask], bar) -> list[FileResult]:
@@ -218,7 +228,8 @@ def _fetch(ray, ref, task: FileTask) -> tuple[FileResult, bool]:
 class ColumnRestorer:
     """A `map_batches` actor: restores one string column of each batch (a pyarrow.Table).
 
-    Null values stay null; the output column is appended, or replaces one of the same name.
+    Null values stay null; each text is restored line by line. The output column is appended,
+    or replaces the text column when it has its name (`run_parquet` refuses other clashes).
     """
 
     def __init__(self, model: str, threads: int, options: ParquetOptions) -> None:
@@ -232,14 +243,24 @@ class ColumnRestorer:
         import pyarrow
 
         texts = batch.column(self.options.column).to_pylist()
-        restored = iter(self.punctuator.restore_batch([t for t in texts if t is not None],
-                                                      self.options.restore))
-        values = pyarrow.array([None if t is None else next(restored) for t in texts],
-                               type=pyarrow.string())
+        values = pyarrow.array(self._restore(texts), type=pyarrow.string())
         name = self.options.output_column
         if name in batch.column_names:
             return batch.set_column(batch.column_names.index(name), name, values)
         return batch.append_column(name, values)
+
+
+    def _restore(self, texts: list[str | None]) -> list[str | None]:
+        """Each text restored line by line (its newlines kept, as `punctum restore` keeps
+        a file's lines), all lines of the batch in one call; None stays None."""
+        lines = [[] if t is None else t.split("\n") for t in texts]
+        flat = [line.rstrip("\r") for group in lines for line in group]
+        restored = iter(self.punctuator.restore_batch(flat, self.options.restore))
+        out = []
+        for text, group in zip(texts, lines):
+            out.append(None if text is None else "\n".join(
+                next(restored) + ("\r" if line.endswith("\r") else "") for line in group))
+        return out
 
 
 def run_parquet(options: ParquetOptions, ray_options: RayOptions,
@@ -254,25 +275,38 @@ def run_parquet(options: ParquetOptions, ray_options: RayOptions,
     """
     if "://" not in options.input and not os.path.exists(options.input):
         raise FileNotFoundError(f"{options.input}: no such file or folder")
-    if "://" not in options.output_dir and os.path.isdir(options.output_dir) and \
-            os.listdir(options.output_dir):
-        raise ValueError(f"{options.output_dir}: not empty; Parquet output would add a second "
-                         f"set of files (remove it or choose another folder)")
+    _check_parquet_output(options.output_dir)
     model = resolve_model(options.model, options.post_bias)
+    from punctum.runtime import Punctuator
+
+    Punctuator.load(model, threads=1)  # a broken model fails here, not in every actor
     with ray_session(ray_options.address) as ray:
         ray.data.DataContext.get_current().enable_progress_bars = progress
         dataset = ray.data.read_parquet(options.input)
-        _check_column(dataset.schema(), options.column, options.input)
-        n_actors, threads = _actor_plan(ray, ray_options.actors, options.threads)
+        _check_column(dataset.schema(), options.column, options.input, options.output_column)
+        n_actors, threads = _actor_plan(ray, ray_options.actors, options.threads, reserve=1)
         restored = dataset.map_batches(
             ColumnRestorer, fn_constructor_args=(model, threads, options),
             batch_size=options.batch_size, batch_format="pyarrow",
-            compute=ray.data.ActorPoolStrategy(size=n_actors), num_cpus=1)
+            compute=ray.data.ActorPoolStrategy(size=n_actors),
+            num_cpus=_actor_cpus(ray, n_actors))
         restored.write_parquet(options.output_dir)
     return ParquetReport(options.output_dir, options.output_column)
 
 
-def _check_column(schema, column: str, name: str) -> None:
+def _check_parquet_output(output_dir: str) -> None:
+    """ValueError for a local output that is a file or a folder with files in it."""
+    if "://" in output_dir:
+        return
+    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+        raise ValueError(f"{output_dir}: is a file; --output-dir needs a folder")
+    if os.path.isdir(output_dir) and os.listdir(output_dir):
+        raise ValueError(f"{output_dir}: not empty; Parquet output would add a second "
+                         f"set of files (remove it or choose another folder)")
+
+
+def _check_column(schema, column: str, name: str, output_column: str) -> None:
+    """ValueError unless `column` holds strings and `output_column` is new or `column`."""
     import pyarrow
 
     if schema is None:
@@ -280,6 +314,9 @@ def _check_column(schema, column: str, name: str) -> None:
     names = list(schema.names)
     if column not in names:
         raise ValueError(f"{name}: no column {column!r} (columns: {', '.join(names)})")
+    if output_column in names and output_column != column:
+        raise ValueError(f"{name}: already has a column {output_column!r}; choose another "
+                         f"--output-column (or --output-column {column} to replace the text)")
     kind = schema.types[names.index(column)]
     if not (pyarrow.types.is_string(kind) or pyarrow.types.is_large_string(kind)):
         raise ValueError(f"{name}: column {column!r} holds {kind}, expected strings")

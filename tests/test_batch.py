@@ -298,6 +298,7 @@ def test_ray_parquet_restores_a_column(local_ray, tmp_path, capsys):
 
     rng = random.Random(5)
     texts = [_random_text(rng, 1, 12).strip() for _ in range(5)] + [None]
+    texts[4] = texts[4] + "\n\nwe see a boat"  # a cell's lines are restored as lines
     source = tmp_path / "in"
     source.mkdir()
     for part in range(2):
@@ -306,12 +307,16 @@ def test_ray_parquet_restores_a_column(local_ray, tmp_path, capsys):
     # One row per restore_batch call, so that each text is restored alone as below: an int8
     # model's labels can change, at near-ties, with the other texts sharing its ONNX batch
     # (dynamic quantization scales activations per batch; docs/BENCHMARKS.md).
+    # default --actors: one per CPU but one, which Ray Data's read and write tasks need
     code = main(["batch", "--parquet", str(source), "--output-dir", str(tmp_path / "out"),
-                 "--batch-size", "1", "--actors", "1", "--no-progress"])
+                 "--batch-size", "1", "--no-progress"])
     assert code == 0, capsys.readouterr().err
     rows = sorted(pyarrow.parquet.read_table(tmp_path / "out").to_pylist(),
                   key=lambda row: row["id"])
-    expected = [Punctuator.load().restore(t) for t in texts[:5]] + [None]
+    punctuator = Punctuator.load()
+    expected = ["\n".join(punctuator.restore(line) for line in t.split("\n"))
+                for t in texts[:5]] + [None]
+    assert rows[4]["restored"].count("\n") == 2
     assert [row["text"] for row in rows] == texts
     assert [row["restored"] for row in rows] == expected
     code = main(["batch", "--parquet", str(source), "--output-dir", str(tmp_path / "commas"),
@@ -319,8 +324,13 @@ def test_ray_parquet_restores_a_column(local_ray, tmp_path, capsys):
     assert code == 0, capsys.readouterr().err
     rows = sorted(pyarrow.parquet.read_table(tmp_path / "commas").to_pylist(),
                   key=lambda row: row["id"])
-    commas = [Punctuator.load(post_bias={"COMMA": 30}).restore(t) for t in texts[:5]] + [None]
-    assert [row["restored"] for row in rows] == commas != expected
+    commas = Punctuator.load(post_bias={"COMMA": 30})
+    assert [row["restored"] for row in rows] == [
+        "\n".join(commas.restore(line) for line in t.split("\n")) for t in texts[:5]
+    ] + [None] != expected
+    code = main(["batch", "--parquet", str(source), "--output-dir", str(tmp_path / "clash"),
+                 "--output-column", "id", "--no-progress"])
+    assert code == 2 and "already has a column 'id'" in capsys.readouterr().err
     code = main(["batch", "--parquet", str(source), "--output-dir", str(tmp_path / "x"),
                  "--column", "transcript"])
     err = capsys.readouterr().err
