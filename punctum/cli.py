@@ -880,6 +880,7 @@ def _run_timings(args) -> int:
                         split=args.split or "", rate_range=tuple(args.rate_range),
                         seed=args.seed)
     config = TimedConfig(texts, max_documents=args.max_documents, jobs=args.jobs)
+    _check_outputs_are_not_inputs([args.out], args.inputs)
     report = build_timed(args.inputs, args.out, config, progress=not args.no_progress)
     print(f"timings: {report['utterances']} utterances, {report['words']} words "
           f"({report['skipped']} skipped) -> {args.out}")
@@ -923,7 +924,7 @@ def _add_glue(subparsers) -> None:
 
 def _run_glue(args) -> int:
     from punctum.audio.glue import GlueConfig, glue_corpus
-    from punctum.audio.manifest import read_records
+    from punctum.audio.manifest import MANIFEST, read_records
 
     given = {name: getattr(args, name) for name in
              ("mode", "min_duration", "min_rms", "crossfade_ms", "silence_limits",
@@ -932,6 +933,7 @@ def _run_glue(args) -> int:
     if args.group_size:
         given["min_group"], given["max_group"] = args.group_size
     config = GlueConfig(**given)
+    _check_outputs_are_not_inputs([Path(args.out) / MANIFEST, args.out], [args.input])
     records = read_records(args.input, args.text_column)
     report = glue_corpus(records, args.out, config, progress=not args.no_progress)
     dropped = (f"{report.n_too_short} shorter than {config.min_duration} s and "

@@ -228,9 +228,35 @@ def test_glue_needs_speakers_and_one_kind_of_record(tmp_path):
              ManifestRecord("b", "Yo.", "s")]
     with pytest.raises(ValueError, match="some records have audio"):
         glue_corpus(mixed, tmp_path, GlueConfig())
-    for field, value in (("mode", "splice"), ("max_group", 1), ("silence_limits", (0.05,))):
+    for field, value in (("mode", "splice"), ("max_group", 1), ("silence_limits", (0.05,)),
+                         ("silence_limits", (0.6, float("nan"))),
+                         ("silence_limits", (float("inf"),)),
+                         ("crossfade_ms", (8, float("nan"))), ("crossfade_ms", (float("inf"),)),
+                         ("min_duration", float("nan")), ("seed", -1)):
         with pytest.raises(ValueError, match=field):
             GlueConfig(**{field: value})
+
+
+def test_glue_never_writes_over_its_input(tmp_path, capsys):
+    records = [ManifestRecord(f"x-{i}", f"Sentence {i}.", "x") for i in range(4)]
+    glue_corpus(records, tmp_path / "one", GlueConfig(min_group=2, max_group=2))
+    manifest = tmp_path / "one" / "manifest.jsonl"
+    before = manifest.read_bytes()
+    assert main(["glue", str(manifest), "--out", str(tmp_path / "one"), "--no-progress"]) == 2
+    assert "is an input" in capsys.readouterr().err and manifest.read_bytes() == before
+    (tmp_path / "synth").mkdir()
+    (tmp_path / "synth" / "synth.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(ValueError, match="holds a synthesized corpus"):
+        glue_corpus(records, tmp_path / "synth", GlueConfig())
+    inside = [ManifestRecord("a", "Hi.", "s", str(tmp_path / "out" / "audio" / "a.flac"))]
+    with pytest.raises(ValueError, match="which glue writes"):
+        glue_corpus(inside, tmp_path / "out", GlueConfig())
+
+
+def test_manifest_durations_must_be_seconds():
+    for duration in (float("nan"), -3, float("inf"), "2"):
+        with pytest.raises(ValueError, match="'duration' in seconds"):
+            ManifestRecord.from_dict({"text": "Hi.", "duration": duration})
 
 
 def test_cli_glue_and_its_one_line_errors(tmp_path, capsys):

@@ -289,3 +289,27 @@ def test_recipe_build_keeps_text_and_voices_apart(tmp_path):
         build_from_recipe(recipe, tmp_path / "x", {"split": "test"})
     with pytest.raises(ValueError, match="no split 'dev'"):
         build_from_recipe(recipe, tmp_path / "x", only=("dev",))
+
+
+def test_synth_resumes_only_its_own_corpus(tmp_path):
+    from punctum.audio.synth import _check_settings
+
+    settings = {"config": {"seed": 1}}
+    foreign = tmp_path / "glued"
+    foreign.mkdir()
+    (foreign / "manifest.jsonl").write_text('{"text": "Hi."}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="synth did not write"):
+        _check_settings(foreign, settings)
+    for content in ("[1]", "garbage"):
+        corrupt = tmp_path / f"corrupt{len(content)}"
+        corrupt.mkdir()
+        (corrupt / "synth.json").write_text(content, encoding="utf-8")
+        with pytest.raises(ValueError, match="synth.json: "):
+            _check_settings(corrupt, settings)
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    _check_settings(fresh, settings)
+    _check_settings(fresh, settings)  # the same settings resume
+    with pytest.raises(ValueError, match="seed differ"):
+        _check_settings(fresh, {"config": {"seed": 2}})
+

@@ -89,6 +89,11 @@ def test_timings_command_writes_records(tmp_path):
     records = list(read_timed(out))
     assert records and all(len(p) == len(t.split()) for t, p in records)
     assert all(np.isnan(p[-1]) for _, p in records)
+    before = source.read_bytes()
+    assert main(["timings", str(source), "--out", str(source), "--no-progress"]) == 2
+    assert source.read_bytes() == before
+    for flag, value in (("--jobs", "-3"), ("--max-documents", "-1"), ("--seed", "-1")):
+        assert main(["timings", str(source), "--out", str(out), flag, value]) == 2
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"text": "a b", "pauses": [0.1]}) + "\n")
     with pytest.raises(ValueError, match="bad.jsonl:1: 1 pauses for 2 words"):

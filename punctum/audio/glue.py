@@ -95,17 +95,19 @@ class GlueConfig:
             "mode": (self.mode in MODES, f"one of {', '.join(MODES)}"),
             "min_group": (self.min_group >= 1, ">= 1"),
             "max_group": (self.max_group >= self.min_group, f">= min_group ({self.min_group})"),
-            "min_duration": (self.min_duration >= 0, ">= 0"),
-            "min_rms": (self.min_rms >= 0, ">= 0"),
-            "crossfade_ms": (bool(self.crossfade_ms) and min(self.crossfade_ms) >= 0,
-                             "one or more lengths >= 0"),
+            "min_duration": (0 <= self.min_duration <= 3600, "from 0 to 3600 s"),
+            "min_rms": (0 <= self.min_rms <= 1, "from 0 to 1"),
+            "crossfade_ms": (bool(self.crossfade_ms)
+                             and all(0 <= v <= 1000 for v in self.crossfade_ms),
+                             "one or more lengths from 0 to 1000"),
             "silence_ratio": (0 <= self.silence_ratio < 1, "in [0, 1)"),
-            "min_kept_silence": (self.min_kept_silence >= 0, ">= 0"),
-            "silence_limits": (bool(self.silence_limits)
-                               and min(self.silence_limits) > self.min_kept_silence,
+            "min_kept_silence": (0 <= self.min_kept_silence <= 3600, "from 0 to 3600 s"),
+            "silence_limits": (bool(self.silence_limits) and all(
+                                   self.min_kept_silence < v <= 3600 for v in self.silence_limits),
                                f"one or more limits > min_kept_silence "
-                               f"({self.min_kept_silence})"),
+                               f"({self.min_kept_silence}) and <= 3600 s"),
             "workers": (self.workers >= 0, ">= 0"),
+            "seed": (self.seed >= 0, ">= 0"),
         }
         for name, (ok, allowed) in checks.items():
             if not ok:
@@ -390,6 +392,7 @@ def glue_corpus(records: list[ManifestRecord], out_dir: str | Path, config: Glue
     """
     start = time.perf_counter()
     _check_records(records, config)
+    _check_out_dir(records, Path(out_dir))
     workers = config.workers or os.cpu_count() or 1
     has_audio = bool(records) and records[0].audio_path is not None
     stats = (_parallel(_measure, records, workers, progress, "measure") if has_audio
@@ -411,6 +414,21 @@ def glue_corpus(records: list[ManifestRecord], out_dir: str | Path, config: Glue
                       sum(len(group) == 1 for group in groups), seconds_in,
                       sum(record.duration or 0.0 for record in glued),
                       time.perf_counter() - start)
+
+
+def _check_out_dir(records: list[ManifestRecord], out_dir: Path) -> None:
+    """ValueError when gluing into `out_dir` would overwrite its input: a synthesized corpus
+    there, or input audio in the folder glue writes."""
+    from punctum.audio.synth import SETTINGS
+
+    if (out_dir / SETTINGS).exists():
+        raise ValueError(f"{out_dir} holds a synthesized corpus ({SETTINGS}); glue into "
+                         f"another folder")
+    audio_dir = (out_dir / AUDIO_FOLDER).resolve()
+    for record in records:
+        if record.audio_path and audio_dir in Path(record.audio_path).resolve().parents:
+            raise ValueError(f"{record.audio_path}: the input's audio is in {audio_dir}, "
+                             f"which glue writes; glue into another folder")
 
 
 def _check_records(records: list[ManifestRecord], config: GlueConfig) -> None:

@@ -111,6 +111,10 @@ class ManifestRecord:
         if audio is not None and base_dir is not None and not os.path.isabs(audio):
             audio = os.path.join(base_dir, audio)
         duration = data.get("duration")
+        if duration is not None and (isinstance(duration, bool) or not isinstance(
+                duration, (int, float)) or not 0 <= duration <= 1e7):
+            raise ValueError(f"expected 'duration' in seconds (a number from 0 to 1e7), got "
+                             f"{duration!r}")
         segments = tuple(Segment(str(s["id"]), s["text"], s.get("start"), s.get("end"))
                          for s in data.get("segments") or ())
         extra = {key: value for key, value in data.items() if key not in _CORE_KEYS}

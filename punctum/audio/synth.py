@@ -116,6 +116,7 @@ class SynthConfig:
             "noise_kinds": (bool(self.noise_kinds) and set(self.noise_kinds) <= set(NOISE_KINDS),
                             f"one or more of {', '.join(NOISE_KINDS)}"),
             "workers": (self.workers >= 0, ">= 0 (0: one per core)"),
+            "seed": (self.seed >= 0, ">= 0"),
         }
         for name, (ok, allowed) in checks.items():
             if not ok:
@@ -320,8 +321,17 @@ def _run_plan(plan: UtterancePlan, out_dir: Path, seed: int) -> ManifestRecord:
 def _check_settings(out_dir: Path, settings: dict) -> None:
     """Store the settings, or check them against those of the run being resumed."""
     path = out_dir / SETTINGS
+    if not path.exists() and (out_dir / MANIFEST).exists():
+        raise ValueError(f"{out_dir} holds a {MANIFEST} that synth did not write (no "
+                         f"{SETTINGS}); use a new folder")
     if path.exists():
-        stored = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, OSError) as error:
+            raise ValueError(f"{path}: cannot be read ({error}); use a new folder") from None
+        if not isinstance(stored, dict):
+            raise ValueError(f"{path}: expected the settings of a synth run (a JSON object); "
+                             f"use a new folder")
         if stored != settings:
             flat_stored, flat_new = _flatten(stored), _flatten(settings)
             changed = sorted(k for k in set(flat_stored) | set(flat_new)

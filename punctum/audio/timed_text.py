@@ -53,6 +53,16 @@ class TimedConfig:
     pitch_range: tuple[int, int] = (30, 70)
     jobs: int = 1
 
+    def __post_init__(self) -> None:
+        low, high = self.pitch_range
+        checks = {"max_documents": (self.max_documents >= 0, ">= 0 (0: all)"),
+                  "pitch_range": (0 <= low <= high <= 99, "two values, 0 <= low <= high <= 99"),
+                  "jobs": (self.jobs >= 1, ">= 1")}
+        for name, (ok, allowed) in checks.items():
+            if not ok:
+                raise ValueError(f"TimedConfig.{name} must be {allowed}, got "
+                                 f"{getattr(self, name)!r}")
+
 
 def espeak_voices(include: tuple[str, ...] = (),
                   hold_out: tuple[str, ...] = ()) -> tuple[Voice, ...]:
