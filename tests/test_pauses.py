@@ -2,6 +2,7 @@
 runtime and formats with word timings."""
 
 import ctypes.util
+import gzip
 import json
 import random
 
@@ -88,6 +89,9 @@ def test_timings_command_writes_records(tmp_path):
                  "--jobs", "1", "--no-progress", "--hold-out", "en-gb-scotland"]) == 0
     records = list(read_timed(out))
     assert records and all(len(p) == len(t.split()) for t, p in records)
+    with gzip.open(out, "rt", encoding="utf-8") as handle:
+        ids = [json.loads(line)["id"] for line in handle]
+    assert len(set(ids)) == len(ids) and ids[0].endswith("#1")
     assert all(np.isnan(p[-1]) for _, p in records)
     before = source.read_bytes()
     assert main(["timings", str(source), "--out", str(source), "--no-progress"]) == 2

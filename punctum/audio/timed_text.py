@@ -138,7 +138,7 @@ def build_timed(paths: list[str], out: str | Path, config: TimedConfig,
         raise ValueError("no utterances: check the sources, the split and min/max_words")
     voices = espeak_voices(config.texts.voices, config.texts.hold_out)
     texts = [u.text for u in utterances]
-    ids = [u.source for u in utterances]
+    ids = _numbered([u.source for u in utterances])
     written = words = 0
     with atomic_writer(out) as handle:
         bar = tqdm(total=len(texts), unit="utt", disable=not progress, desc="timing")
@@ -149,6 +149,16 @@ def build_timed(paths: list[str], out: str | Path, config: TimedConfig,
             bar.update(1)
         bar.close()
     return {"utterances": written, "skipped": len(texts) - written, "words": words}
+
+
+def _numbered(sources: list[str]) -> list[str]:
+    """Unique ids: the k-th utterance cut from a source line is "source#k" (from 1)."""
+    seen: dict[str, int] = {}
+    ids = []
+    for source in sources:
+        seen[source] = seen.get(source, 0) + 1
+        ids.append(f"{source}#{seen[source]}")
+    return ids
 
 
 def read_timed(path: str | Path) -> Iterator[tuple[str, np.ndarray]]:
