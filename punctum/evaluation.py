@@ -11,6 +11,7 @@ aligned first and WER/CER are reported too. docs/EVALUATION.md states every conv
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -240,6 +241,10 @@ def _load_hyp(ref_path, hyp_path, ref: ScoredFile, options: EvalOptions,
     hyp_format = detect_format(hyp_path) if options.hyp_format == "auto" else options.hyp_format
     if ref_format == "tsv" and hyp_format == "tsv":
         ids = [u.id for u in iter_tsv(ref_path, text_column=options.text_column)]
+        repeated = next((i for i, n in Counter(ids).items() if n > 1), None)
+        if repeated is not None:  # its hypothesis would be scored once per reference row
+            raise ValueError(f"{ref_path}: utterance id {repeated!r} is given twice; the "
+                             f"hypothesis rows are matched by id")
         return load_tsv_by_id(hyp_path, ids, inventory, options.text_column)
     return load_scored(hyp_path, hyp_format, inventory, options.text_column)
 

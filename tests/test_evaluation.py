@@ -90,6 +90,13 @@ def test_tsv_hypothesis_ids_must_match_the_reference(tmp_path, rows, message):
         evaluate_files(ref, hyp, EvalOptions())
 
 
+def test_tsv_reference_ids_must_be_unique(tmp_path):
+    ref = _write(tmp_path, "ref.tsv", "utt_id\ttext\na\tHello, world.\na\tGood bye.\n")
+    hyp = _write(tmp_path, "hyp.tsv", "utt_id\ttext\na\tHello world.\n")
+    with pytest.raises(ValueError, match="ref.tsv: utterance id 'a' is given twice"):
+        evaluate_files(ref, hyp, EvalOptions())
+
+
 def test_compare_bootstrap(tmp_path):
     sentences = ["one two, three four." for _ in range(40)]
     ref = _write(tmp_path, "ref.txt", " ".join(sentences) + "\n")
