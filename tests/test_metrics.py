@@ -276,14 +276,17 @@ def test_class_scores_rejects_wrong_shape():
         ("a b c", "a b x c", [0, 1, -1, 2], [0, 1, 2, 3], "MMIM"),
         ("a b c d", "a c d", [0, 1, 2, 3], [0, -1, 1, 2], "MDMM"),
         ("a b c d e", "x a b d e y", [-1, 0, 1, 2, 3, 4, -1], [0, 1, 2, -1, 3, 4, 5], "IMMDMMI"),
-        # A tie between substitutions and a deletion + insertion is resolved as substitutions.
+        # A tie between substitutions and a deletion + insertion (2 edits each) is resolved
+        # as the alignment with more matches; one substitution beats a deletion + insertion.
         (
             "the cat sat on the mat",
             "the cat sat on mat today",
-            list(range(6)),
-            list(range(6)),
-            "MMMMSS",
+            [0, 1, 2, 3, 4, 5, -1],
+            [0, 1, 2, 3, -1, 4, 5],
+            "MMMMDMI",
         ),
+        ("how are you", "how you yes", [0, 1, 2, -1], [0, -1, 1, 2], "MDMI"),
+        ("a b c", "a x c", [0, 1, 2], [0, 1, 2], "MSM"),
     ],
 )
 def test_align_words_hand_cases(ref, hyp, expected_ref, expected_hyp, expected_ops):

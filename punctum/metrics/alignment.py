@@ -19,6 +19,8 @@ EXACT_ALIGN_CELLS = 1_000_000
 MIDDLE_SPLIT_CELLS = 100_000_000
 
 
+# The cost of an insertion or a deletion in the alignment DP; a substitution costs one more.
+_GAP = 1 << 20
 # Run lengths (in words) tried for anchors, and the multiplier of the run hash.
 _ANCHOR_RUN_LENGTHS = (1, 2, 4, 8, 16, 32)
 _HASH_BASE = np.uint64(0x9E3779B97F4A7C15)
@@ -396,7 +398,7 @@ def _middle_split(x: np.ndarray, y: np.ndarray) -> tuple[int, int]:
 
 
 def _last_row(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """(m + 1,) edit distances from all of x to each prefix of y."""
+    """(m + 1,) weighted edit costs from all of x to each prefix of y (see `_dp_rows`)."""
     return deque(_dp_rows(x, y), maxlen=1)[0]
 
 
@@ -445,24 +447,29 @@ def _align_exact(x: np.ndarray, y: np.ndarray, i0: int, j0: int) -> tuple[list[i
 
 
 def _dp_rows(x: np.ndarray, y: np.ndarray):
-    """Yield the n + 1 rows, each (m + 1,) int64, of the Levenshtein table of x vs y.
+    """Yield the n + 1 rows, each (m + 1,) int64, of the weighted edit table of x vs y.
 
-    Row i from row i - 1: t[j] = min(D[i-1, j] + 1, D[i-1, j-1] + [x_i != y_j]), t[0] = i; the
-    insertion recurrence D[i, j] = min(t[j], D[i, j-1] + 1) is j + cumulative-min(t[k] - k).
+    Insertions and deletions cost _GAP, substitutions _GAP + 1 (a match 0): the minimum is
+    _GAP * edits + substitutions, so among the alignments with fewest edits it is one with
+    fewest substitutions, i.e. most matches ("are you" against "you yes" is a deletion, a
+    match and an insertion, not two substitutions), as long as a segment has fewer than
+    _GAP substitutions. Row i from row i - 1: t[j] = min(D[i-1, j] + _GAP, D[i-1, j-1] +
+    cost(x_i, y_j)), t[0] = i * _GAP; the insertion recurrence D[i, j] = min(t[j],
+    D[i, j-1] + _GAP) is j * _GAP + cumulative-min(t[k] - k * _GAP).
     """
-    columns = np.arange(y.size + 1, dtype=np.int64)
+    columns = np.arange(y.size + 1, dtype=np.int64) * _GAP
     row = columns.copy()
     yield row
     step = np.empty_like(columns)
     for i in range(1, x.size + 1):
-        step[0] = i
-        np.minimum(row[1:] + 1, row[:-1] + (y != x[i - 1]), out=step[1:])
+        step[0] = i * _GAP
+        np.minimum(row[1:] + _GAP, row[:-1] + (y != x[i - 1]) * (_GAP + 1), out=step[1:])
         row = np.minimum.accumulate(step - columns) + columns
         yield row
 
 
 def _dp_table(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """(n,), (m,) ids -> (n + 1, m + 1) int64 table of prefix edit distances."""
+    """(n,), (m,) ids -> (n + 1, m + 1) int64 table of weighted prefix edit costs."""
     return np.stack(list(_dp_rows(x, y)))
 
 
@@ -473,11 +480,11 @@ def _backtrace(table: np.ndarray, xs: list, ys: list) -> tuple[list[int], list[i
     hyp: list[int] = []
     while i or j:
         here = table[i, j]
-        if i and j and here == table[i - 1, j - 1] + (xs[i - 1] != ys[j - 1]):
+        if i and j and here == table[i - 1, j - 1] + (xs[i - 1] != ys[j - 1]) * (_GAP + 1):
             i, j = i - 1, j - 1
             ref.append(i)
             hyp.append(j)
-        elif i and here == table[i - 1, j] + 1:
+        elif i and here == table[i - 1, j] + _GAP:
             i -= 1
             ref.append(i)
             hyp.append(-1)
