@@ -158,9 +158,25 @@ def fit_on_dev(punctuator, dev) -> BiasFit:
     scored_as = [_index(scoring, CHE_LABEL_MAP.get(label, label) if che else label)
                  for label in labels]
     ref = np.asarray([_index(scoring, label) for label in dev.labelled.post])
-    prediction = punctuator.predict(dev.labelled.words)
-    return fit_post_bias(prediction.post_probs, ref, labels, scored_as,
+    probs = _dev_probs(punctuator, dev.labelled.words, dev.is_final)
+    return fit_post_bias(probs, ref, labels, scored_as,
                          fixed=set(CHE_LABEL_MAP) if che else set())
+
+
+def _dev_probs(punctuator, words: Sequence[str], is_final: np.ndarray) -> np.ndarray:
+    """(n_words, n_labels) mark probabilities as `punctum restore` meets them: each line
+    (utterance) of the dev file its own text, whose last word can only end a sentence
+    (`runtime.close_text`). A file without lines (Che's) is one text."""
+    ends = (np.flatnonzero(is_final) + 1).tolist()
+    if not ends or ends[-1] != len(words):
+        ends.append(len(words))
+    starts = [0] + ends[:-1]
+    predictions = punctuator.predict_batch([list(words[s:e]) for s, e in zip(starts, ends)])
+    probs = np.concatenate([p.post_probs for p in predictions]).astype(np.float64)
+    if is_final.any():
+        final = [label in punctuator.inventory.sentence_final for label in punctuator.post_labels]
+        probs[np.asarray(ends) - 1] *= np.asarray(final, dtype=np.float64)
+    return probs
 
 
 def decision_record(fit: BiasFit, dev_name: str) -> dict:

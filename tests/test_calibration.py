@@ -191,3 +191,22 @@ def test_malformed_bias_is_a_usage_error(value, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["restore", "--bias", value, "some words"])
     assert exit_info.value.code == 2 and "MARK=OFFSET" in capsys.readouterr().err
+
+
+def test_the_dev_score_is_the_score_of_restoring_its_lines(tiny_artifact, tmp_path):
+    from punctum.calibration import fit_on_dev
+    from punctum.evaluation import EvalOptions, evaluate_files, load_scored
+    from punctum.text import normalize
+
+    lines = ["So, what do you think? I think it is great.",
+             "We met in New York last week, it was raining.",
+             "Well, I think that in the end we should just try it and see what happens."]
+    dev = tmp_path / "dev.txt"
+    dev.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    punctuator = Punctuator.load(tiny_artifact, threads=1, post_bias={})
+    fit = fit_on_dev(punctuator, load_scored(dev))
+    hyp = tmp_path / "hyp.txt"
+    hyp.write_text("\n".join(punctuator.restore_batch([" ".join(normalize(line))
+                                                       for line in lines])) + "\n")
+    scores = evaluate_files(dev, hyp, EvalOptions())
+    assert fit.f1_before == pytest.approx(scores.punct.overall.f1)
