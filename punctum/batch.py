@@ -194,7 +194,7 @@ def restore_to_path(punctuator, source: Source, target: str, options: FileOption
 def _text_style(source: Source) -> tuple[bool, str]:
     """(byte-order mark, line ending) of a text file, written back alike: CRLF when its
     first line ends so (the file is read line by line, so the first line decides)."""
-    if source.lines is not None:
+    if source.lines is not None or not os.path.isfile(source.name):  # a pipe is read once
         return False, "\n"
     from punctum.corpora import open_binary
 

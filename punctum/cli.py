@@ -355,9 +355,10 @@ def _restore_sources(args, options) -> list:
             if os.path.isdir(path):
                 raise ValueError(f"{path}: is a folder (--input-dir restores the files "
                                  "under it)")
-            if path != "-" and not os.path.isfile(path):
+            if path != "-" and not os.path.exists(path):
                 raise FileNotFoundError(f"{path}: no such file")
         return [stdin if path == "-" else Source(path, options.input_format_of(path))
+                if os.path.isfile(path) else Source(path, default)  # a pipe: -i <(command)
                 for path in args.input]
     return [stdin]
 

@@ -3,8 +3,10 @@
 import gzip
 import io
 import json
+import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -254,3 +256,20 @@ def test_a_text_file_keeps_its_byte_order_mark_and_crlf(tiny_artifact, tmp_path,
     assert code == 0 and data.startswith(b"\xef\xbb\xbf") and data.count(b"\r\n") == 3
     assert b"\n" not in data.replace(b"\r\n", b"")
     assert normalize(data.decode("utf-8-sig")) == "we see a boat so what do you think".split()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_named_pipe_is_read_once_as_text(tiny_artifact, tmp_path, capsys):
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+
+    def feed():
+        with open(pipe, "w", encoding="utf-8") as handle:
+            handle.write("we see a boat\nso what do you think\n")
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    code, out, _ = _restore(["-i", str(pipe)], tiny_artifact, capsys)
+    writer.join()
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 2 and normalize(lines[0]) == ["we", "see", "a", "boat"]
