@@ -132,12 +132,16 @@ def _check_out_holds_no_model(out: Path) -> None:
     if not file.is_file():
         return
     try:
-        kind = json.loads(file.read_text(encoding="utf-8")).get("kind")
+        record = json.loads(file.read_text(encoding="utf-8"))
+        kind = record.get("kind")
     except (OSError, ValueError, AttributeError):
-        kind = None
+        record, kind = {}, None
     if kind != KIND:
         raise ValueError(f"{out}: holds a model folder whose punctum.json the ensemble would "
                          f"replace; choose another --out")
+    if record.get("decision") or record.get("scores"):
+        raise ValueError(f"{out}: holds an ensemble with fitted decision biases or measured "
+                         f"scores that a new one would drop; remove it or choose another --out")
 
 
 def write_ensemble(members: Sequence[str], out: str | Path, name: str = "") -> Path:

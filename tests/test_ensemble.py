@@ -105,3 +105,8 @@ def test_an_ensemble_never_replaces_a_model_folder(pair, tiny_artifact, tmp_path
     assert (member / "punctum.json").read_text() == before
     again = shutil.copytree(pair, tmp_path / "again")  # an ensemble folder may be rewritten
     assert main(["ensemble", "en-tiny", str(member), "--out", str(again)]) == 0
+    meta = json.loads((again / "punctum.json").read_text())  # unless it holds fitted biases
+    (again / "punctum.json").write_text(json.dumps({**meta, "decision": {"post_bias": {}}}))
+    capsys.readouterr()
+    assert main(["ensemble", "en-tiny", str(member), "--out", str(again)]) == 2
+    assert "fitted decision biases" in capsys.readouterr().err
