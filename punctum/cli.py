@@ -82,6 +82,11 @@ def _run_eval(args) -> int:
                           language=args.language, mid_final=args.mid_final,
                           bootstrap_samples=args.samples, seed=args.seed,
                           text_column=args.text_column)
+    if args.plot is not None:  # before scoring: a bad path would fail after the tables
+        if not args.plot.lower().endswith(".png") or os.path.isdir(args.plot):
+            raise ValueError(f"--plot {args.plot}: expected a .png file path")
+        if not os.path.isdir(os.path.dirname(args.plot) or "."):
+            raise FileNotFoundError(f"--plot {args.plot}: no such folder")
     evaluation = evaluate_files(args.ref, args.hyp, options, args.compare)
     print(write_json(evaluation) if args.json else evaluation.format())
     if args.plot:

@@ -226,6 +226,9 @@ def evaluate_files(ref_path: str | Path, hyp_path: str | Path, options: EvalOpti
     """Score `hyp_path` (and optionally `compare_path`) against `ref_path`."""
     inventory = get_inventory(options.language)
     ref = load_scored(ref_path, options.ref_format, inventory, options.text_column)
+    if options.mid_final and ref.che is not None:
+        raise ValueError(f"{ref_path}: --mid-final needs utterance ends (lines, TSV rows, XML "
+                         f"segments); a Che token file has none")
     hyp = _load_hyp(ref_path, hyp_path, ref, options, inventory)
     evaluation = score(ref, hyp, inventory, options.mid_final)
     if compare_path is None:

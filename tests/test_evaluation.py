@@ -116,6 +116,16 @@ def test_cli_tables_json_and_plot(tmp_path, che_ref, capsys):
     png = tmp_path / "c.png"
     assert main(["eval", "--ref", str(che_ref), "--hyp", str(che_ref), "--plot", str(png)]) == 0
     assert png.read_bytes()[:4] == b"\x89PNG"
+    capsys.readouterr()
+    for plot, message in ((tmp_path, "expected a .png file path"),
+                          (tmp_path / "x.txt", "expected a .png file path"),
+                          (tmp_path / "no" / "c.png", "no such folder")):
+        assert main(["eval", "--ref", str(che_ref), "--hyp", str(che_ref), "--plot",
+                     str(plot)]) == 2
+        captured = capsys.readouterr()
+        assert message in captured.err and captured.out == ""  # refused before any table
+    assert main(["eval", "--ref", str(che_ref), "--hyp", str(che_ref), "--mid-final"]) == 2
+    assert "--mid-final needs utterance ends" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
