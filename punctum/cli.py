@@ -887,6 +887,8 @@ def _run_timings(args) -> int:
                         seed=args.seed)
     config = TimedConfig(texts, max_documents=args.max_documents, jobs=args.jobs)
     _check_outputs_are_not_inputs([args.out], args.inputs)
+    if os.path.isdir(args.out) or args.out.endswith(("/", os.sep)):
+        raise ValueError(f"--out {args.out}: expected a .jsonl or .jsonl.gz file, not a folder")
     report = build_timed(args.inputs, args.out, config, progress=not args.no_progress)
     print(f"timings: {report['utterances']} utterances, {report['words']} words "
           f"({report['skipped']} skipped) -> {args.out}")

@@ -703,3 +703,10 @@ def test_whisperx_words_without_spaces_stay_separate_words():
     assert segment["text"] == " So, what do you think?"
     assert [w["word"] for w in segment["words"]] == ["So,", "what", "do", "you", "think?"]
     assert formats.dumps(formats.convert(restored, "text")) == "So, what do you think?\n"
+
+
+def test_whisper_cpp_json_is_named_not_misread_as_vosk():
+    content = _json({"result": {"language": "en"}, "transcription": [
+        {"offsets": {"from": 0, "to": 1000}, "text": " hello"}]})
+    with pytest.raises(ValueError, match="whisper.cpp's JSON.*-osrt"):
+        formats.loads(content, name="out.json")

@@ -98,6 +98,7 @@ def test_timings_command_writes_records(tmp_path):
     assert source.read_bytes() == before
     for flag, value in (("--jobs", "-3"), ("--max-documents", "-1"), ("--seed", "-1")):
         assert main(["timings", str(source), "--out", str(out), flag, value]) == 2
+    assert main(["timings", str(source), "--out", str(tmp_path) + "/"]) == 2
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"text": "a b", "pauses": [0.1]}) + "\n")
     with pytest.raises(ValueError, match="bad.jsonl:1: 1 pauses for 2 words"):

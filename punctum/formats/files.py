@@ -190,6 +190,10 @@ def _classify_json(values: list[tuple[int, Any]], name: str) -> str:
         first = {}
     if "segments" in first:
         return "whisper"
+    if "transcription" in first and "result" in first:
+        raise ValueError(f"{name}: this looks like whisper.cpp's JSON ('transcription'), which "
+                         f"punctum does not read; have whisper.cpp write SRT or VTT (-osrt, "
+                         f"-ovtt) and restore that")
     if {"result", "partial", "alternatives"} & set(first) or set(first) == {"text"}:
         return "vosk"
     if {"audio_filepath", "pred_text"} & set(first):
