@@ -251,3 +251,11 @@ def test_fillers_in_kaldi_text_and_vosk_never_reach_the_model():
     assert [w["word"] for w in record["result"]] == [
         "[noise]", "So,", "what", "<unk>", "do", "you", "think?"]
     assert record["text"] == "[noise] So, what <unk> do you think?"
+
+
+def test_sphinx_numbers_keep_their_values_in_a_file_not_written_by_pocketsphinx():
+    content = ('{"b":0.240,"d":2.780,"p":0.900,"t":"so what"}\n'
+               '{"b":4.0,"d":1e-05,"p":0.5,"t":"hi there"}\n')
+    written = formats.dumps(formats.loads(content, "sphinx"))
+    assert [json.loads(line) for line in written.splitlines()] == [
+        json.loads(line) for line in content.splitlines()]

@@ -56,7 +56,7 @@ from punctum.formats.transcript import (
 _VARIANT = re.compile(r"^(.+?)(\(\d+\))$")  # pocketsphinx's alternative pronunciations
 _CTM_LINE = re.compile(r"^(\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+)(\S+)(.*)$")
 _CTM_EXPECTED = "'<utterance> <channel> <start> <duration> <word> [<confidence>]'"
-_THREE_DECIMALS = re.compile(r'"[bdp]"\s?:\s?-?\d+\.\d{3}[,}]')
+_THREE_DECIMALS = re.compile(r"-?\d+\.\d{3}")
 _SPHINX_NUMBER = re.compile(r'("[bdp]"\s?:\s?)(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)')
 
 
@@ -174,7 +174,10 @@ def dump_kaldi(transcript: Transcript) -> str:
 
 def read_sphinx(text: str, name: str, meta: dict) -> Transcript:
     transcript = _read_json_records(text, name, meta, "sphinx", _sphinx_cues)
-    transcript.meta["three_decimals"] = bool(_THREE_DECIMALS.search(text))
+    numbers = [m.group(2) for m in _SPHINX_NUMBER.finditer(text)]
+    # pocketsphinx writes every number with three decimals; a file that does not is kept
+    transcript.meta["three_decimals"] = bool(numbers) and all(
+        _THREE_DECIMALS.fullmatch(n) for n in numbers)
     return transcript
 
 
