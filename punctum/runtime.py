@@ -545,7 +545,17 @@ class Stream:
         parsed = parse(text, self.punctuator.inventory)
         if len(parsed):
             self._pending.append(parsed)
+        elif self.options.keep_existing and self._pending and text.strip():
+            self._attach_mark(text)
         return self._finalise(keep=self.lookahead, closing=False)
+
+    def _attach_mark(self, text: str) -> None:
+        """A feed of marks alone (", " after "hello"): with keep_existing, the mark of the
+        last pending word (a word already final cannot change)."""
+        mark = parse("x" + text.strip(), self.punctuator.inventory).post
+        last = self._pending[-1]
+        if mark and mark[-1] != NULL and last.post[-1] == NULL:
+            self._pending[-1] = replace(last, post=last.post[:-1] + (mark[-1],))
 
     def flush_detailed(self) -> Restored | None:
         """Like `flush`, as one typed result (None when nothing was pending)."""

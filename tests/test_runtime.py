@@ -412,3 +412,12 @@ def test_batches_are_bounded_in_windows_and_subwords():
         assert len(chunk) <= 4
         assert len(chunk) == 1 or len(chunk) * max(lengths[j] for j in chunk) <= BATCH_SUBWORDS
     assert [len(c) for c in chunks][-1] == 1  # an over-long window runs alone
+
+
+def test_a_stream_keeps_a_mark_fed_on_its_own(punctuator):
+    options = RestoreOptions(keep_existing=True)
+    stream = punctuator.stream(lookahead=2, options=options)
+    pieces = stream.feed("we") + stream.feed("see") + stream.feed(",") + stream.feed(
+        "a boat and") + stream.flush()
+    assert pieces[1] == "see,"
+    assert " ".join(pieces) == punctuator.restore("we see , a boat and", options)
