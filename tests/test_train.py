@@ -65,6 +65,20 @@ def _recipe(tiny_corpus, tmp_path, steps=30, extra=""):
 
 # ----------------------------------------------------------------------------- data
 
+def test_a_dev_set_can_be_che_tokens_or_punctuated_text(tiny_corpus, tmp_path):
+    from punctum.train.data import read_dev
+
+    lines = (tiny_corpus / "train.txt").read_text().splitlines()[:5]
+    tokenizer = train_bpe((parse(line).words for line in lines), vocab_size=150)
+    text = tmp_path / "dev.txt"
+    text.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    from_text = read_dev(str(text), tokenizer)
+    assert from_text.n_words == sum(len(parse(line)) for line in lines)
+    assert (from_text.case[from_text.word_start] >= 0).all()  # text carries case labels
+    from_che = read_dev(str(tiny_corpus / "dev.che"), tokenizer)
+    assert (from_che.case < 0).all()  # Che's tokens carry none (masked)
+
+
 def test_encoded_corpus_and_windows(tiny_corpus):
     documents = [parse(line) for line in (tiny_corpus / "train.txt").read_text().splitlines()]
     tokenizer = train_bpe((d.words for d in documents), vocab_size=150)

@@ -256,16 +256,23 @@ def _iter_timed(source: SourceConfig, config: DataConfig, split: str):
 
 
 def read_dev(path: str, tokenizer: SubwordTokenizer, language: str = "en") -> EncodedCorpus:
-    """A dev set as one encoded document per record: a Che-format file (no case labels) or
-    a timed JSONL file (.jsonl/.jsonl.gz, with pauses)."""
+    """A dev set as one encoded document per record: a Che-format file (no case labels), a
+    timed JSONL file (.jsonl/.jsonl.gz, with pauses) or cased, punctuated text (a document
+    per line)."""
+    from punctum.corpora import iter_documents
+    from punctum.evaluation import detect_format
+
     inventory = get_inventory(language)
     if ".jsonl" in Path(path).name:
         source = SourceConfig(path, format="timed")
         documents = list(_iter_timed(source, DataConfig((source,), val_fraction=0.0),
                                      "train"))
         ignore_case = False
-    else:
+    elif detect_format(path) == "che":
         documents, ignore_case = [read_che(path).labelled()], True
+    else:
+        documents = [d for d in iter_documents(path, inventory) if len(d)]
+        ignore_case = False
     if not any(len(d[0] if isinstance(d, tuple) else d) for d in documents):
         raise ValueError(f"data.dev: {path}: no words (an empty dev set)")
     return encode_documents(documents, tokenizer, inventory, ignore_case=ignore_case)
