@@ -359,3 +359,13 @@ def test_documents_have_a_queue_limit(bundled):
         assert response.status_code == 429
         client.app.state.punctum.documents_waiting = 0
         assert client.post("/v1/restore", json={"text": SRT, "format": "srt"}).status_code == 200
+
+
+def test_two_models_with_one_name_are_refused(tiny_artifact, tmp_path):
+    import shutil
+
+    from punctum.serve.app import load_punctuators
+
+    copy = shutil.copytree(tiny_artifact, tmp_path / "copy")  # the same name in punctum.json
+    with pytest.raises(ValueError, match="are both named"):
+        load_punctuators(ServeConfig(models=(str(tiny_artifact), str(copy))))

@@ -164,9 +164,14 @@ class ServerState:
 def load_punctuators(config: ServeConfig) -> dict[str, Punctuator]:
     """Load every model of the config once, keyed by artifact name (first = default)."""
     loaded: dict[str, Punctuator] = {}
+    specs: dict[str, str] = {}
     for spec in config.models:
         punctuator = Punctuator.load(spec, threads=config.threads)
-        loaded[punctuator.artifact.name] = punctuator
+        name = punctuator.artifact.name
+        if name in loaded:  # requests name models: the second would hide the first
+            raise ValueError(f"--model {spec} and --model {specs[name]} are both named "
+                             f"{name!r} (punctum.json); give one another name")
+        loaded[name], specs[name] = punctuator, spec
     return loaded
 
 
