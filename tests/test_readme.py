@@ -56,3 +56,20 @@ def test_readme_recipes_are_valid(block, tmp_path):
     recipe = parse_recipe(raw, tmp_path)
     if recipe.train.init_from:
         assert is_artifact(recipe.train.init_from)
+
+
+CURL_EXAMPLES = re.findall(r"""-d '(\{"text": [^']*\})'\n# (\{.*\})\n""",
+                           README.read_text(encoding="utf-8"))
+
+
+def test_readme_server_output_is_what_the_model_writes():
+    """The shown response text is the bundled model's restore of the request text."""
+    import json
+
+    from punctum import Punctuator
+
+    assert CURL_EXAMPLES
+    punctuator = Punctuator.load()
+    for request, response in CURL_EXAMPLES:
+        text = json.loads(request)["text"]
+        assert json.loads(response)["text"] == punctuator.restore(text), text
