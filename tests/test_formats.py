@@ -703,6 +703,12 @@ def test_whisperx_words_without_spaces_stay_separate_words():
     assert segment["text"] == " So, what do you think?"
     assert [w["word"] for w in segment["words"]] == ["So,", "what", "do", "you", "think?"]
     assert formats.dumps(formats.convert(restored, "text")) == "So, what do you think?\n"
+    copies = [{k: w[k] for k in ("word", "start", "end")} for w in words]  # WhisperX's copy
+    content = _json({"segments": [{"start": 0.0, "end": 2.5, "text": " so what do you think",
+                                   "words": words}], "word_segments": copies})
+    _, restored, _ = _restored_cues(content, "whisper", "So, what do you think?")
+    assert [w["word"] for w in json.loads(formats.dumps(restored))["word_segments"]] == [
+        "So,", "what", "do", "you", "think?"]
 
 
 def test_whisper_cpp_json_is_named_not_misread_as_vosk():

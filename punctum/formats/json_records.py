@@ -300,7 +300,23 @@ def _dump_whisper(transcript: Transcript) -> str:
         if "text" in root and [s.get("text") for s in segments] != old:
             root["text"] = "".join(s.get("text", "") for s in segments)
         root["segments"] = segments
+        _update_word_segments(root, record)
     return style.dumps(root) + ("\n" if style.final_newline else "")
+
+
+def _update_word_segments(root: dict, record: dict) -> None:
+    """WhisperX's root "word_segments" (a copy of every segment word) gets the restored
+    words too, when it lists the same words as the segments did."""
+    copies = record.get("word_segments")
+    old = [w for s in record.get("segments", []) if isinstance(s, dict)
+           for w in s.get("words") or []]
+    new = [w for s in root["segments"] for w in s.get("words") or []]
+    if not isinstance(copies, list) or not len(copies) == len(old) == len(new):
+        return
+    if all(isinstance(c, dict) and isinstance(o, dict) and c.get("word") == o.get("word")
+           for c, o in zip(copies, old)):
+        root["word_segments"] = [c if c["word"] == n["word"] else {**c, "word": n["word"]}
+                                 for c, n in zip(copies, new)]
 
 
 def _whisper_segment(cue: Cue, index: int) -> dict:
