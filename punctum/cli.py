@@ -71,7 +71,8 @@ def _add_eval(subparsers) -> None:
     parser.add_argument("--samples", type=int, default=1000, help="bootstrap resamples")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    parser.add_argument("--plot", metavar="PNG", help="save the confusion matrix as a PNG")
+    parser.add_argument("--plot", metavar="PNG",
+                        help="save the confusion matrix as a PNG (or .svg, .pdf)")
     parser.set_defaults(run=_run_eval)
 
 
@@ -83,8 +84,8 @@ def _run_eval(args) -> int:
                           bootstrap_samples=args.samples, seed=args.seed,
                           text_column=args.text_column)
     if args.plot is not None:  # before scoring: a bad path would fail after the tables
-        if not args.plot.lower().endswith(".png") or os.path.isdir(args.plot):
-            raise ValueError(f"--plot {args.plot}: expected a .png file path")
+        if not args.plot.lower().endswith((".png", ".svg", ".pdf")) or os.path.isdir(args.plot):
+            raise ValueError(f"--plot {args.plot}: expected a .png, .svg or .pdf file path")
         if not os.path.isdir(os.path.dirname(args.plot) or "."):
             raise FileNotFoundError(f"--plot {args.plot}: no such folder")
     evaluation = evaluate_files(args.ref, args.hyp, options, args.compare)

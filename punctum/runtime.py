@@ -385,7 +385,7 @@ class Punctuator:
         for given, prediction in zip(inputs, predictions):
             labelled = merge_labels(given, prediction, options)
             if options.close_text:
-                labelled = close_text(labelled, prediction, self.inventory)
+                labelled = close_text(labelled, prediction, self.inventory, self.post_bias)
             sentence_case = options.sentence_case and options.case
             text = render(labelled, self.inventory, lexicon=self.artifact.lexicon,
                           sentence_case=sentence_case)
@@ -496,13 +496,22 @@ def _check_texts(texts) -> None:
         raise TypeError("expected a list of texts, got one str (use restore(text) for one)")
 
 
-def close_text(labelled: Labelled, prediction: Prediction, inventory) -> Labelled:
-    """Give the last word the most probable sentence-final mark if it has none."""
+def close_text(labelled: Labelled, prediction: Prediction, inventory,
+               post_bias: np.ndarray | None = None) -> Labelled:
+    """Give the last word the most probable sentence-final mark if it has none.
+
+    Args:
+        post_bias: (n_post,) decision biases added to the log-probabilities, as for the
+            other words (None: none), so that `punctum calibrate` fits what restore does.
+    """
     if not len(labelled) or labelled.post[-1] in inventory.sentence_final:
         return labelled
     finals = [i for i, label in enumerate(prediction.post_labels)
               if label in inventory.sentence_final]
-    best = prediction.post_labels[max(finals, key=lambda i: prediction.post_probs[-1, i])]
+    scores = np.log(np.maximum(prediction.post_probs[-1], 1e-30))
+    if post_bias is not None:
+        scores = scores + post_bias
+    best = prediction.post_labels[max(finals, key=lambda i: scores[i])]
     return replace(labelled, post=labelled.post[:-1] + (best,))
 
 
@@ -579,7 +588,8 @@ class Stream:
         tail = _slice_prediction(prediction, len(self._context))
         labelled = merge_labels(pending, tail, self.options)
         if closing and self.options.close_text:
-            labelled = close_text(labelled, tail, self.punctuator.inventory)
+            labelled = close_text(labelled, tail, self.punctuator.inventory,
+                                  self.punctuator.post_bias)
         done, rest = _split(labelled, n_final)
         result = self._render(done, _slice_prediction(tail, 0, n_final))
         self._pending = [rest] if len(rest) else []

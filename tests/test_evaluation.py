@@ -117,8 +117,8 @@ def test_cli_tables_json_and_plot(tmp_path, che_ref, capsys):
     assert main(["eval", "--ref", str(che_ref), "--hyp", str(che_ref), "--plot", str(png)]) == 0
     assert png.read_bytes()[:4] == b"\x89PNG"
     capsys.readouterr()
-    for plot, message in ((tmp_path, "expected a .png file path"),
-                          (tmp_path / "x.txt", "expected a .png file path"),
+    for plot, message in ((tmp_path, "expected a .png, .svg or .pdf file path"),
+                          (tmp_path / "x.txt", "expected a .png, .svg or .pdf file path"),
                           (tmp_path / "no" / "c.png", "no such folder")):
         assert main(["eval", "--ref", str(che_ref), "--hyp", str(che_ref), "--plot",
                      str(plot)]) == 2

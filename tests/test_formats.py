@@ -716,3 +716,25 @@ def test_whisper_cpp_json_is_named_not_misread_as_vosk():
         {"offsets": {"from": 0, "to": 1000}, "text": " hello"}]})
     with pytest.raises(ValueError, match="whisper.cpp's JSON.*-osrt"):
         formats.loads(content, name="out.json")
+
+
+def test_letter_references_are_words_and_bare_ampersands_are_left_alone():
+    split = formats.split_tokens("un caf&eacute; &Eacute;cole good&times &quot;x", markup=True)
+    assert [t.text for t in split] == ["un", "caf&eacute;", "&Eacute;cole", "good&times", "x"]
+    srt = "1\n00:00:01,000 --> 00:00:02,000\nwe had a caf&eacute; and good&times\n"
+    _, restored, punctuator = _restored_cues(srt, "srt", "We had a café and good&times.")
+    assert punctuator.calls == [["we", "had", "a", "café", "and", "good&times"]]
+    assert restored.cues[0].text == "We had a caf&eacute; and good&times."
+    assert formats.dumps(formats.convert(restored, "text")) == "We had a café and good&times.\n"
+
+
+def test_words_of_scripts_without_spaces_stay_unspaced():
+    words = [{"word": w, "start": i / 2, "end": i / 2 + 0.4} for i, w in enumerate("你好世界")]
+    content = _json({"segments": [{"start": 0.0, "end": 2.0, "text": "你好世界", "words": words}]})
+    transcript = formats.loads(content, "whisper")
+    assert formats.convert(transcript, "srt").cues[0].text == "你好世界"
+    changed = [{**w, "word": w["word"] + ("。" if i == 3 else "")} for i, w in enumerate(words)]
+    from punctum.formats.json_records import _segment_text
+
+    assert _segment_text(changed, "你好世界") == "你好世界。"
+    assert _segment_text([{"word": "so"}, {"word": "what"}], " x") == " so what"

@@ -421,3 +421,23 @@ def test_a_stream_keeps_a_mark_fed_on_its_own(punctuator):
         "a boat and") + stream.flush()
     assert pieces[1] == "see,"
     assert " ".join(pieces) == punctuator.restore("we see , a boat and", options)
+
+
+def test_the_closing_mark_follows_the_decision_biases():
+    import numpy as np
+
+    from punctum.runtime import Prediction, close_text
+    from punctum.text import get_inventory, parse
+
+    inventory = get_inventory("en")
+    labels = inventory.post_labels
+    probs = np.full((1, len(labels)), 0.01, dtype=np.float32)
+    probs[0, 0], probs[0, labels.index("PERIOD")] = 0.6, 0.25
+    probs[0, labels.index("QUESTION")] = 0.1
+    prediction = Prediction(("raining",), ("O",), ("LOWER",), probs, None, labels, ())
+    given = parse("raining", inventory)
+    bias = np.zeros(len(labels))
+    assert close_text(given, prediction, inventory).post == ("PERIOD",)
+    bias[labels.index("QUESTION")] = 1.5
+    assert close_text(given, prediction, inventory, bias).post == ("QUESTION",)
+

@@ -77,6 +77,11 @@ def test_a_dev_set_can_be_che_tokens_or_punctuated_text(tiny_corpus, tmp_path):
     assert (from_text.case[from_text.word_start] >= 0).all()  # text carries case labels
     from_che = read_dev(str(tiny_corpus / "dev.che"), tokenizer)
     assert (from_che.case < 0).all()  # Che's tokens carry none (masked)
+    tsv = tmp_path / "dev.tsv"
+    tsv.write_text("utt_id\ttext\n" + "".join(f"u{i}\t{line}\n" for i, line in enumerate(lines)),
+                   encoding="utf-8")
+    from_tsv = read_dev(str(tsv), tokenizer)
+    assert from_tsv.n_words == from_text.n_words and len(from_tsv.doc_offsets) == 6
 
 
 def test_encoded_corpus_and_windows(tiny_corpus):

@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -45,8 +46,11 @@ class _DecoderNotes:
 
     @contextlib.contextmanager
     def collect(self):
-        """Run the block with file descriptor 2 sent to a temporary file (MP3 only)."""
-        if self.path.suffix.lower() != ".mp3":
+        """Run the block with file descriptor 2 sent to a temporary file (MP3 only, and only
+        in a single-threaded process: fd 2 is the whole process's, so with other threads
+        running their output would be caught, or overlapping swaps could leave fd 2 on a
+        temporary file; the decoder's lines then reach stderr as they are)."""
+        if self.path.suffix.lower() != ".mp3" or threading.active_count() > 1:
             yield
             return
         with contextlib.suppress(AttributeError, ValueError, OSError):

@@ -20,6 +20,7 @@ from punctum.formats.transcript import (
     _split_word,
     fillers_kept_out,
     is_filler,
+    needs_space,
     split_tokens,
 )
 
@@ -338,13 +339,16 @@ def _whisper_segment(cue: Cue, index: int) -> dict:
 
 def _segment_text(words: list[dict], old: Any) -> str:
     """A segment's text from its words: joined as they are when they carry their spaces
-    (OpenAI Whisper's " Hello"), else with a space between them (WhisperX's "Hello"), after
-    the old text's leading whitespace."""
+    (OpenAI Whisper's " Hello"), else with a space between them (WhisperX's "Hello"; none
+    in scripts without spaces, `needs_space`), after the old text's leading whitespace."""
     texts = [w["word"] for w in words]
     if any(text[:1].isspace() for text in texts):
         return "".join(texts)
     lead = old[:len(old) - len(old.lstrip())] if isinstance(old, str) else ""
-    return lead + " ".join(texts)
+    out = texts[:1]
+    for left, right in zip(texts, texts[1:]):
+        out += [" ", right] if needs_space(left, right) else [right]
+    return lead + "".join(out)
 
 
 def _whisper_word(token: Token) -> dict:

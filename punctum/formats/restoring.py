@@ -16,6 +16,7 @@ from punctum.formats.transcript import (
     Transcript,
     decode_references,
     encode_like,
+    needs_space,
 )
 from punctum.runtime import RestoreOptions, close_text, merge_labels
 from punctum.text import Labelled, parse, render
@@ -73,7 +74,8 @@ def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool,
     """Tokens without markup or records; gaps become "", " " (or "\\n" when kept).
 
     A gap is a space when it holds whitespace, a line-break tag or a no-break space, or when
-    both tokens are word records (JSON words, which need no whitespace between them).
+    both tokens are word records (JSON words, which need no whitespace between them) of a
+    script written with spaces (`needs_space`).
     `decode` writes character references as the characters they stand for.
     """
     out: list[Token] = []
@@ -81,7 +83,8 @@ def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool,
     for token in tokens:
         gap += token.before
         if token.text:
-            separate = _separates(gap) or (after_record and bool(token.extra))
+            separate = _separates(gap) or (after_record and bool(token.extra)
+                                           and needs_space(out[-1].text, token.text))
             space = ("\n" if line_breaks and ("\n" in gap or "<br" in gap.lower())
                      else " " if separate else "")
             text = decode_references(token.text) if decode else token.text
@@ -136,7 +139,8 @@ def restore_transcript(transcript: Transcript, punctuator,
     for doc, labelled, prediction in zip(documents, given, predictions):
         labelled = merge_labels(labelled, prediction, options)
         if options.close_text:
-            labelled = close_text(labelled, prediction, inventory)
+            labelled = close_text(labelled, prediction, inventory,
+                                  getattr(punctuator, "post_bias", None))
         keys = [(c, t) for c in doc for t in range(len(parsed[c]))]
         counts = [len(parsed[c][t]) for c, t in keys]
         rendered = _render_tokens(labelled, counts, punctuator, options)

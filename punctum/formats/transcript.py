@@ -27,6 +27,10 @@ MAX_SECONDS = 1e10
 # standing alone ("Tom &amp; Jerry") is text, unless it stands for whitespace (&nbsp;).
 _MARKUP = re.compile(r"<[^<>\n]*>|\{\\[^{}\n]*\}|" + REFERENCE.pattern)
 _WHITESPACE = re.compile(r"(\s+)")
+# Scripts written without spaces between words: Thai, Lao, Myanmar, Khmer, kana, CJK
+# ideographs (and their punctuation), halfwidth and fullwidth forms.
+_SPACELESS = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3000-\u30ff"
+                        "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 # ASR filler and noise tokens: <unk>, <sil>, [noise], [laughter], ++UM++.
 FILLER = re.compile(r"^(?:<[^<>\s]*>|\[[^\[\]\s]*\]|\+\+[^+\s]*\+\+)$")
 
@@ -142,6 +146,14 @@ def split_tokens(text: str, markup: bool = False) -> tuple[Token, ...]:
     return tuple(tokens)
 
 
+def needs_space(left: str, right: str) -> bool:
+    """Whether two words written by separate records (JSON words) take a space between
+    them: not where either side is in a script written without spaces (Chinese, Japanese,
+    Thai, Lao, Khmer, Myanmar)."""
+    return bool(left and right) and not (_SPACELESS.match(left[-1])
+                                         or _SPACELESS.match(right[0]))
+
+
 def is_filler(word: str) -> bool:
     """Whether an ASR token is a filler or noise marker rather than a word."""
     return bool(FILLER.match(word))
@@ -183,12 +195,16 @@ def _markup_pieces(text: str) -> list[str]:
 
 def _is_text(text: str, start: int, end: int) -> bool:
     """Whether text[start:end], a markup match, is a character reference that is text: one
-    for a non-space character inside a word ("don&#39;t") or standing alone ("Tom &amp;
-    Jerry"). At a word's edge ("&quot;Hi&quot;") it stays markup, as quotes there would be
-    dropped by the model's normalisation."""
+    for a letter or digit ("caf&eacute;"), or for another non-space character inside a word
+    ("don&#39;t") or standing alone ("Tom &amp; Jerry"). Other characters at a word's edge
+    ("&quot;Hi&quot;") stay markup, as quotes there would be dropped by the model's
+    normalisation."""
     reference = text[start:end]
-    if not reference.startswith("&") or html.unescape(reference).isspace():
+    decoded = html.unescape(reference)
+    if not reference.startswith("&") or decoded.isspace():
         return False
+    if decoded.isalnum():  # a letter ("caf&eacute;", "&Eacute;cole") is always text
+        return True
     before = text[start - 1] if start else " "
     after = text[end] if end < len(text) else " "
     return (before.isalnum() and after.isalnum()) or (before.isspace() and after.isspace())
@@ -197,7 +213,9 @@ def _is_text(text: str, start: int, end: int) -> bool:
 def decode_references(text: str) -> str:
     """A subtitle token's text with its character references decoded (what the model reads
     and what other formats write)."""
-    return html.unescape(text) if "&" in text else text
+    if "&" not in text:
+        return text
+    return REFERENCE.sub(lambda m: html.unescape(m.group()), text)  # "&times" stays as is
 
 
 def encode_like(text: str, original: str) -> str:

@@ -257,9 +257,8 @@ def _iter_timed(source: SourceConfig, config: DataConfig, split: str):
 
 def read_dev(path: str, tokenizer: SubwordTokenizer, language: str = "en") -> EncodedCorpus:
     """A dev set as one encoded document per record: a Che-format file (no case labels), a
-    timed JSONL file (.jsonl/.jsonl.gz, with pauses) or cased, punctuated text (a document
-    per line)."""
-    from punctum.corpora import iter_documents
+    timed JSONL file (.jsonl/.jsonl.gz, with pauses), or cased, punctuated text: a TSV's
+    rows, an IWSLT XML's segments or a text file's lines (`evaluation.detect_format`)."""
     from punctum.evaluation import detect_format
 
     inventory = get_inventory(language)
@@ -271,11 +270,22 @@ def read_dev(path: str, tokenizer: SubwordTokenizer, language: str = "en") -> En
     elif detect_format(path) == "che":
         documents, ignore_case = [read_che(path).labelled()], True
     else:
-        documents = [d for d in iter_documents(path, inventory) if len(d)]
+        documents = [d for d in _dev_documents(path, detect_format(path), inventory) if len(d)]
         ignore_case = False
     if not any(len(d[0] if isinstance(d, tuple) else d) for d in documents):
         raise ValueError(f"data.dev: {path}: no words (an empty dev set)")
     return encode_documents(documents, tokenizer, inventory, ignore_case=ignore_case)
+
+
+def _dev_documents(path: str, fmt: str, inventory) -> Iterator[Labelled]:
+    """The documents of a cased, punctuated dev file: TSV rows, XML segments or lines."""
+    from punctum.corpora import iter_documents, iter_tsv, iter_xml_segments
+
+    if fmt == "tsv":
+        return (parse(row.text, inventory) for row in iter_tsv(path))
+    if fmt == "xml":
+        return (parse(segment, inventory) for segment in iter_xml_segments(path))
+    return iter_documents(path, inventory)
 
 
 def taught(source: SourceConfig, split: str, teacher: Teacher | None) -> Teacher | None:
