@@ -196,6 +196,14 @@ def test_selftrain_round_end_to_end(tmp_path, tiny_corpus, tiny_run):
     with pytest.raises(ValueError, match="started with the teacher"):
         st.selftrain(recipe, dataclasses.replace(config, teacher=str(other)), tmp_path / "st",
                      progress=False)
+    # another alpha (or pool, or recipe) would reuse the old pool and rounds: refused
+    with pytest.raises(ValueError, match=r"other settings \(alpha differ\)"):
+        st.selftrain(recipe, dataclasses.replace(config, alpha=1.0), tmp_path / "st",
+                     progress=False)
+    for field, value in (("max_shared_ngrams", -1), ("max_pool_documents", -1),
+                         ("ngram", 100000)):
+        with pytest.raises(ValueError, match=f"selftrain.{field}"):
+            dataclasses.replace(config, **{field: value})
 
 
 def test_weights_are_scored_as_their_run_scored_them(tiny_corpus, tiny_run, tiny_artifact):

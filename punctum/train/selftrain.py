@@ -115,7 +115,11 @@ class SelfTrainConfig:
             (self.pseudo_weight > 0, "selftrain.pseudo_weight must be > 0"),
             (self.rounds >= 1, f"selftrain.rounds must be >= 1, got {self.rounds}"),
             (0 <= self.min_confidence < 1, "selftrain.min_confidence must be in [0, 1)"),
-            (self.ngram >= 2, "selftrain.ngram must be >= 2"),
+            (2 <= self.ngram <= 32, "selftrain.ngram must be in [2, 32]"),
+            (self.max_shared_ngrams >= 0, "selftrain.max_shared_ngrams must be >= 0"),
+            (self.max_pool_documents >= 0, "selftrain.max_pool_documents must be >= 0 (0: all)"),
+            (self.max_pool_words >= 0, "selftrain.max_pool_words must be >= 0 (0: all)"),
+            (self.threads >= 0, "selftrain.threads must be >= 0 (0: ONNX Runtime's default)"),
             (self.chunk_documents >= 1, "selftrain.chunk_documents must be >= 1"),
             (self.student_init in STUDENT_INITS,
              f"selftrain.student_init must be one of {STUDENT_INITS}, got {self.student_init!r}"),
@@ -311,7 +315,11 @@ def pseudo_label(artifact: str | Path, pool_file: str | Path, out_dir: str | Pat
         lines = pseudo_label_texts(punctuator, chunk, config.min_confidence)
         _write_atomic(part, "".join(line + "\n" for line in lines))
     parts = sorted(out.glob("part-*.txt"))
-    _write_atomic(final, "".join(p.read_text(encoding="utf-8") for p in parts))
+    text = "".join(p.read_text(encoding="utf-8") for p in parts)
+    if not text.strip():
+        raise ValueError(f"no pool document kept its pseudo labels (selftrain.min_confidence "
+                         f"{config.min_confidence} is too high for this teacher); lower it")
+    _write_atomic(final, text)
     return final
 
 
@@ -402,6 +410,7 @@ def selftrain(recipe: Recipe, config: SelfTrainConfig, out_dir: str | Path,
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    _check_settings(out, recipe, config)
     pool = build_pool(config, out)
     cache = out / "cache"
     best, best_f1 = _round_zero(recipe, config, out, cache, progress)
@@ -429,6 +438,35 @@ def selftrain(recipe: Recipe, config: SelfTrainConfig, out_dir: str | Path,
                "config": dataclasses.asdict(config)}
     (out / "selftrain.json").write_text(json.dumps(summary, indent=2))
     return summary
+
+
+# [selftrain] fields left out of settings.json: those that may change when a run is
+# resumed (more rounds, other threads) and the teacher (round-0/round.json checks it).
+_RESUMABLE = ("rounds", "threads", "teacher")
+
+
+def _check_settings(out: Path, recipe: Recipe, config: SelfTrainConfig) -> None:
+    """Store the recipe and [selftrain] settings in OUT/settings.json, or refuse to resume
+    a folder begun with others (its pool, rounds and pseudo labels would be reused)."""
+    settings = json.loads(json.dumps(
+        {"selftrain": {k: v for k, v in dataclasses.asdict(config).items()
+                       if k not in _RESUMABLE},
+         "recipe": dataclasses.asdict(recipe)}, default=str))
+    path = out / "settings.json"
+    if not path.exists():
+        path.write_text(json.dumps(settings, indent=1) + "\n", encoding="utf-8")
+        return
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{path}: cannot be read ({error}); use another output folder") \
+            from None
+    if stored != settings:
+        changed = sorted(k for table in ("selftrain", "recipe")
+                         for k in set(stored.get(table, {})) | set(settings[table])
+                         if stored.get(table, {}).get(k) != settings[table].get(k))
+        raise ValueError(f"{out} was started with other settings ({', '.join(changed)} "
+                         f"differ); use another output folder")
 
 
 def _checkpoint_f1(checkpoint: Path) -> float:
