@@ -153,6 +153,9 @@ def test_pseudo_labels_are_deterministic_and_resume(tmp_path, tiny_artifact, mon
     monkeypatch.setattr(st, "pseudo_label_texts", real)
     resumed = st.pseudo_label(tiny_artifact, pool, tmp_path / "c", config, progress=False)
     assert gzip.open(resumed, "rt").read() == text
+    picky = dataclasses.replace(config, min_confidence=0.999999)
+    with pytest.raises(ValueError, match="min_confidence 0.999999 is too high"):
+        st.pseudo_label(tiny_artifact, pool, tmp_path / "d", picky, progress=False)
 
 
 def test_confidence_filter_keeps_whole_sentences(tmp_path, tiny_artifact):
