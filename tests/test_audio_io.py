@@ -92,6 +92,23 @@ def test_a_damaged_mp3_gives_one_warning_not_decoder_lines(tmp_path, capfd, capl
     assert len(warnings) == 1 and "damaged.mp3: the MP3 decoder reported" in warnings[0]
 
 
+def test_mp3_decoding_on_worker_threads_leaves_stderr_alone(tmp_path):
+    import concurrent.futures
+    import os
+
+    if "MP3" not in soundfile.available_formats():
+        pytest.skip("libsndfile without MP3")
+    paths = []
+    for k in range(6):
+        paths.append(tmp_path / f"clip{k}.mp3")
+        soundfile.write(str(paths[-1]), _tone(0.5, SAMPLE_RATE), SAMPLE_RATE, format="MP3")
+    before = os.fstat(2)
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        assert all(s.size for s in pool.map(load_audio, paths * 3))
+    after = os.fstat(2)
+    assert (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)
+
+
 def test_write_then_read_flac(tmp_path):
     signal = _tone(0.5, SAMPLE_RATE)
     write_audio(tmp_path / "a.flac", signal)

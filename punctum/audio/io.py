@@ -47,10 +47,11 @@ class _DecoderNotes:
     @contextlib.contextmanager
     def collect(self):
         """Run the block with file descriptor 2 sent to a temporary file (MP3 only, and only
-        in a single-threaded process: fd 2 is the whole process's, so with other threads
-        running their output would be caught, or overlapping swaps could leave fd 2 on a
-        temporary file; the decoder's lines then reach stderr as they are)."""
-        if self.path.suffix.lower() != ".mp3" or threading.active_count() > 1:
+        on the main thread: fd 2 is the whole process's, and swaps overlapping on worker
+        threads could leave it on a temporary file; there the decoder's lines reach stderr
+        as they are)."""
+        if self.path.suffix.lower() != ".mp3" or \
+                threading.current_thread() is not threading.main_thread():
             yield
             return
         with contextlib.suppress(AttributeError, ValueError, OSError):
