@@ -16,7 +16,7 @@ with the words whose middle lies after the last kept word's end.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +57,22 @@ class _RawWord:
     mark: str  # mark written after it by the model ("" when none)
     start: float
     end: float
+
+
+def _join(kept: list[_RawWord], later: list[_RawWord]) -> None:
+    """Append a later chunk's words to the kept ones with times that never go back.
+
+    A first later word that covers more than half of the last kept word is that word heard
+    with more context (the earlier chunk cut it short) and replaces it; otherwise a later
+    word that starts before the last kept word ends starts where it ends.
+    """
+    if kept and later and later[0].start < kept[-1].end:
+        last, first = kept[-1], later[0]
+        if kept[-1].end - first.start > (last.end - last.start) / 2:
+            kept.pop()
+        else:
+            later[0] = replace(first, start=last.end)
+    kept.extend(later)
 
 
 class Transcriber:
@@ -167,7 +183,7 @@ class Transcriber:
             # The later chunk continues after the last kept word: a word is taken from it when
             # its middle lies past that word's end, so the two chunks' slightly different
             # timings of the same word can neither double nor drop it.
-            kept.extend(w for w in words if (w.start + w.end) / 2 > boundary)
+            _join(kept, [w for w in words if (w.start + w.end) / 2 > boundary])
         return kept
 
     # ------------------------------------------------------------------------- text

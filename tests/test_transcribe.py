@@ -216,3 +216,16 @@ def test_export_leaves_the_model_in_eval_mode_and_matches_it(tmp_path):
     assert np.abs(ref - got).max() < 1e-4
     model.train()
     assert greedy_agreement(model, path, [x[0]]) == 1.0 and not model.training
+
+
+def test_chunk_joins_neither_repeat_a_word_nor_go_back_in_time():
+    from punctum.transcribe import _join, _RawWord
+
+    kept = [_RawWord("so", "", 32.0, 32.5), _RawWord("with", "", 33.2, 33.24)]
+    _join(kept, [_RawWord("within", "", 33.2, 34.36), _RawWord("it", "", 34.4, 34.6)])
+    assert [w.word for w in kept] == ["so", "within", "it"]  # heard whole in the later chunk
+    kept = [_RawWord("the", "", 10.0, 10.2)]
+    _join(kept, [_RawWord("cat", "", 10.15, 10.5)])  # a little timing jitter: both words
+    assert [(w.word, w.start) for w in kept] == [("the", 10.0), ("cat", 10.2)]
+    starts = [w.start for w in kept]
+    assert starts == sorted(starts)
