@@ -225,6 +225,18 @@ def test_export_cli(tiny_run, tmp_path, capsys):
         code = main(["export", str(tiny_run / "best.pt"), str(tmp_path / "y"), "--scores",
                      str(tmp_path / "scores.json")])
         assert code == 2 and "scores.json: " in capsys.readouterr().err
+    for window in (["1", "0", "0"], ["20", "-5", "10"]):  # what loading would refuse
+        code = main(["export", str(tiny_run / "best.pt"), str(tmp_path / "w"), "--window",
+                     *window])
+        assert code == 2 and "WindowConfig." in capsys.readouterr().err
+        assert not (tmp_path / "w").exists()
+    from punctum.train.export import ExportOptions, export_artifact, parity_texts
+
+    (out / "capitalised.json").write_text('{"words": ["stale"]}')  # an earlier export's list
+    export_artifact(tiny_run / "best.pt", out, tiny_run / "tokenizer.json",
+                    ExportOptions(int8=False, lexicon_documents=0),
+                    parity_texts(tiny_run / "best.pt"))
+    assert not (out / "capitalised.json").exists()
 
 
 def test_selftrain_cli_takes_a_model_as_teacher(tiny_corpus, tiny_artifact, tmp_path, capsys):

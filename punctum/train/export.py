@@ -26,6 +26,7 @@ import torch
 
 from punctum.artifact import (
     ARTIFACT_FILE,
+    CAPITALISED_FILE,
     FORMAT_VERSION,
     LEXICON_FILE,
     MODEL_FILE,
@@ -78,8 +79,9 @@ class ExportOptions:
     def __post_init__(self) -> None:
         if not 0 <= self.min_agreement <= 1:
             raise ValueError(f"min_agreement must be in [0, 1], got {self.min_agreement}")
-        if not 0 <= self.window_left + self.window_right < self.window_size:
-            raise ValueError("window_left + window_right must be smaller than window_size")
+        from punctum.windows import WindowConfig
+
+        WindowConfig(self.window_size, self.window_left, self.window_right)  # as loading does
 
 
 def check_checkpoint(saved, path: str | Path) -> dict:
@@ -301,6 +303,11 @@ def export_artifact(checkpoint: str | Path, out_dir: str | Path, tokenizer_path:
         write_capitalised(out, build_capitalised(texts, inventory),
                           {"documents_per_source": options.lexicon_documents,
                            "validation_documents_skipped": data["val_fraction"]})
+    else:  # an earlier export's list would be applied to this model
+        (out / CAPITALISED_FILE).unlink(missing_ok=True)
+        if options.lexicon_documents > 0:
+            log.warning("no training text found for the casing lexicon and capitalised "
+                        "words (missing sources?): %s has neither", out)
     n_words = sum(len(p) for _, _, ps in batches for p in ps)
     metadata = _metadata(saved, options, agreement, n_words)
     (out / ARTIFACT_FILE).write_text(json.dumps(metadata, indent=2, ensure_ascii=False))
