@@ -226,7 +226,7 @@ def _run_restore(args) -> int:
         raise ValueError("-o/--output needs a path ('-' for standard output)")
     targets = [_restore_target(args.output, s, len(sources), options) for s in sources]
     _check_distinct_targets(targets, sources)
-    if args.output and len(sources) > 1:
+    if args.output and (len(sources) > 1 or _names_folder(args.output)):
         os.makedirs(args.output, exist_ok=True)
     punctuator = Punctuator.load(args.model, threads=args.threads, post_bias=_post_bias(args))
     for source, target in zip(sources, targets):
@@ -384,11 +384,14 @@ def _check_distinct_targets(targets: list, sources: list) -> None:
 
 
 def _restore_target(output: str | None, source, n_sources: int, options) -> str | None:
-    """-o itself for one input; for several, a file in the -o folder named after each."""
+    """-o itself for one input; for several, or when -o is a folder (an existing one or a
+    path ending in "/"), a file in it named after each input."""
     from punctum.batch import output_name
 
-    if output is None or n_sources == 1:
+    if output is None or (n_sources == 1 and not _names_folder(output)):
         return output
+    if source.lines is not None:  # stdin or arguments: no name to give the file
+        raise ValueError(f"-o {output}: is a folder; give a file path for {source.name}")
     name = output_name(os.path.basename(source.name), source.format,
                        options.output_format(source.format))
     return os.path.join(output, name)
@@ -688,12 +691,13 @@ def _run_transcribe(args) -> int:
     if args.output and len(set(names)) < len(names):
         raise ValueError("two audio files have the same name; their outputs would collide")
     several = len(args.audio) > 1
+    into_folder = bool(args.output) and (several or _names_folder(args.output))
     suffix = EXTENSIONS["whisper" if args.to == "json" else args.to]
-    targets = [os.path.join(args.output, name + suffix) if args.output and several
-               else args.output for name in names]
+    targets = [os.path.join(args.output, name + suffix) if into_folder else args.output
+               for name in names]
     _check_outputs_are_not_inputs(targets, args.audio)
     transcriber = Transcriber.load(args.model, args.text_model, args.threads, args.beam)
-    if args.output and several:
+    if into_folder:
         os.makedirs(args.output, exist_ok=True)
     failures = []
     for path, target in zip(args.audio, targets):
@@ -710,6 +714,11 @@ def _run_transcribe(args) -> int:
 
 
 MAX_BEAM = 64  # prefix beams; each costs a full pass over the vocabulary per frame
+
+
+def _names_folder(path: str) -> bool:
+    """Whether -o names a folder: an existing one, or a path ending in a separator."""
+    return path not in ("-",) and (os.path.isdir(path) or path.endswith(("/", os.sep)))
 
 
 def _check_outputs_are_not_inputs(targets: list, inputs: list[str]) -> None:

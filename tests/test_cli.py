@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -66,6 +67,18 @@ def test_gzipped_subtitles_are_read_as_subtitles(tiny_artifact, tmp_path, capsys
     code, out, _ = _restore(["-i", str(srt)], tiny_artifact, capsys)
     assert code == 0 and out.startswith("1\n00:00:01,000 --> 00:00:02,500\n")
     assert normalize(out.split("\n", 2)[2]) == ["we", "see", "a", "boat"]
+
+
+def test_output_to_a_folder_for_one_input(tiny_artifact, tmp_path, capsys):
+    source = tmp_path / "talk.txt"
+    source.write_text("we see a boat\n", encoding="utf-8")
+    for output in (tmp_path / "existing", str(tmp_path / "new") + "/"):
+        (tmp_path / "existing").mkdir(exist_ok=True)
+        code, _, _ = _restore(["-i", str(source), "-o", str(output)], tiny_artifact, capsys)
+        assert code == 0 and (Path(str(output)) / "talk.txt").is_file()
+    code, _, err = _restore(["-o", str(tmp_path / "new") + "/", "we see a boat"], tiny_artifact,
+                            capsys)
+    assert code == 2 and "is a folder; give a file path for <arguments>" in err
 
 
 def test_two_inputs_for_one_output_file_are_refused(tiny_artifact, tmp_path, capsys):

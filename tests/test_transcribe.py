@@ -154,6 +154,9 @@ def test_cli_transcribe_formats_and_errors(acoustic, tmp_path, capsys):
     assert copy.read_bytes() == Path(audio).read_bytes()
     assert main(["transcribe", audio, "-m", str(folder), "--beam", "65"]) == 2
     assert "--beam must be from 0 (greedy) to 64" in capsys.readouterr().err
+    for output in (tmp_path / "out", str(tmp_path / "new") + "/"):  # -o a folder, one input
+        assert main(["transcribe", audio, "-m", str(folder), "-o", str(output)]) == 0
+    assert (tmp_path / "new" / "u004.txt").is_file()
 
 
 def test_cli_export_dispatches_on_checkpoint_kind(acoustic, tmp_path, capsys):
