@@ -122,8 +122,9 @@ def _run_train(args) -> int:
     state = train(recipe, args.out, resume=args.resume, progress=not args.no_progress)
     if os.environ.get("RANK", "0") != "0":
         return 0
-    print(f"trained {state.step} steps; best dev F1 {state.best_f1 * 100:.1f}; "
-          f"run folder {args.out}")
+    scored = (f"best dev F1 {state.best_f1 * 100:.1f}" if state.evaluated
+              else "no dev evaluation: best.pt is the final weights")
+    print(f"trained {state.step} steps; {scored}; run folder {args.out}")
     return 0
 
 

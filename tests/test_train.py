@@ -222,6 +222,20 @@ def test_cli_reports_recipe_error_in_one_line(tiny_corpus, tmp_path, capsys):
     assert code == 2 and "train.steps has an invalid value: 0" in capsys.readouterr().err
 
 
+def test_a_run_without_dev_evaluation_keeps_its_final_weights(tiny_corpus, tmp_path, capsys):
+    from conftest import TINY_RECIPE
+
+    from punctum.cli import main
+
+    path = tmp_path / "nodev.toml"
+    path.write_text(TINY_RECIPE.replace('dev = "dev.che"\n', ""), encoding="utf-8")
+    code = main(["train", str(path), "--out", str(tmp_path / "run"), "--data-root",
+                 str(tiny_corpus), "--steps", "3", "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0 and "no dev evaluation: best.pt is the final weights" in out
+    assert (tmp_path / "run" / "best.pt").is_file()
+
+
 # ----------------------------------------------------------------------------- training
 
 def test_smoke_run_lowers_loss_and_writes_outputs(tiny_corpus, tmp_path):

@@ -53,6 +53,11 @@ class RunState:
     history: list = field(default_factory=list)
     seconds: float = 0.0
 
+    @property
+    def evaluated(self) -> bool:
+        """Whether a dev evaluation ran (and so chose best.pt)."""
+        return any("dev_f1" in entry for entry in self.history)
+
 
 @dataclass(frozen=True)
 class Distributed:
@@ -521,7 +526,8 @@ def train(recipe: Recipe, out_dir: str | Path, resume: bool = False,
 
     A folder that holds a run (last.pt) is refused unless `resume`: its checkpoints would
     be replaced. Writes tokenizer.json, last.pt (every checkpoint_every steps), best.pt
-    (best dev F1), history.json and curve.png.
+    (best dev F1; the final weights when no dev evaluation ran), history.json and
+    curve.png.
     """
     out = Path(out_dir)
     if not resume and (out / "last.pt").exists():
@@ -636,6 +642,10 @@ def _after_step(run: _Run, state: RunState, losses: list[float], bar) -> None:
 
 
 def _finish(run: _Run, state: RunState) -> None:
+    """history.json and curve.png; best.pt is the final weights when no dev evaluation
+    chose one (no dev set, or fewer steps than eval_every)."""
+    if not state.evaluated:
+        checkpoint.save_atomic(run.payload(state), run.out / "best.pt")
     (run.out / "history.json").write_text(json.dumps(dataclasses.asdict(state), indent=1))
     try:
         plot_curve(state.history, run.out / "curve.png")
