@@ -36,6 +36,17 @@ def words_of(text: str) -> list[str]:
     return normalize(text)
 
 
+def test_the_lines_of_a_text_stay_lines(client, bundled):
+    text = "hello there\nso what do you think\n\nbye now"
+    response = client.post("/v1/restore", json={"text": text})
+    assert response.status_code == 200
+    assert response.json()["text"] == "\n".join(bundled.restore(line)
+                                                 for line in text.split("\n"))
+    detailed = client.post("/v1/restore", json={"texts": [text], "words": True}).json()
+    assert detailed["texts"] == [response.json()["text"]]
+    assert [w["word"] for w in detailed["details"][0]["words"]] == words_of(text)
+
+
 def test_restore_one_text_keeps_words(client):
     text = "so what do you think i think it's great"
     response = client.post("/v1/restore", json={"text": text})

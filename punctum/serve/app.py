@@ -228,6 +228,22 @@ def _add_error_handlers(app: FastAPI) -> None:
                             status_code=error.status_code)
 
 
+def _rejoin(restored: list, counts: list[int], detailed: bool) -> list:
+    """Restored lines joined back into their texts with newlines (for `detailed` results,
+    the texts joined and the words listed in order)."""
+    out, start = [], 0
+    for count in counts:
+        part = restored[start:start + count]
+        start += count
+        if not detailed:
+            out.append("\n".join(part))
+            continue
+        merged = {**part[0], "text": "\n".join(p["text"] for p in part),
+                  "words": [w for p in part for w in p.get("words", [])]}
+        out.append(merged)
+    return out
+
+
 def _add_routes(app: FastAPI, state: ServerState) -> None:
     @app.post("/v1/restore", response_model=RestoreResponse, response_model_exclude_none=True,
               responses=ERRORS)
@@ -240,11 +256,13 @@ def _add_routes(app: FastAPI, state: ServerState) -> None:
         if body.format != "text":
             document = await state.within_timeout(_restore_document(state, name, body, options))
             return RestoreResponse(model=name, format=body.format, text=document)
+        lines = [text.split("\n") for text in texts]  # each line restored as a line
         try:
-            restored = await state.within_timeout(
-                state.batchers[name].submit(texts, options, detailed=body.words))
+            restored = await state.within_timeout(state.batchers[name].submit(
+                [line for group in lines for line in group], options, detailed=body.words))
         except ValueError as error:  # a text the model cannot read (a lone surrogate)
             raise ApiError(422, "invalid_text", str(error)) from None
+        restored = _rejoin(restored, [len(group) for group in lines], body.words)
         details = restored if body.words else None
         if body.words:
             restored = [detail["text"] for detail in restored]
