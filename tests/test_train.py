@@ -236,6 +236,24 @@ def test_a_run_without_dev_evaluation_keeps_its_final_weights(tiny_corpus, tmp_p
     assert (tmp_path / "run" / "best.pt").is_file()
 
 
+def test_a_run_with_a_text_dev_set_is_scored_and_exported(tiny_corpus, tmp_path):
+    import tomllib
+
+    from conftest import TINY_RECIPE
+
+    from punctum.train.export import parity_texts
+
+    lines = (tiny_corpus / "train.txt").read_text().splitlines()[:8]
+    dev = tmp_path / "dev.txt"
+    dev.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    raw = tomllib.loads(TINY_RECIPE.replace('dev = "dev.che"', f'dev = "{dev}"'))
+    raw["train"].update(steps=3, eval_every=3, checkpoint_every=3)
+    state = train(parse_recipe(raw, tiny_corpus, name="t"), tmp_path / "run", progress=False)
+    assert state.evaluated and 0 <= state.best_f1 <= 1
+    assert parity_texts(tmp_path / "run" / "best.pt") == [list(parse(line).words)
+                                                          for line in lines]
+
+
 # ----------------------------------------------------------------------------- training
 
 def test_smoke_run_lowers_loss_and_writes_outputs(tiny_corpus, tmp_path):

@@ -322,23 +322,54 @@ def _save_weights(model: torch.nn.Module, path: Path) -> None:
 
 
 def parity_texts(checkpoint: str | Path, max_words: int = 20000) -> list[list[str]]:
-    """Word lists for the parity check: the recipe's dev set, else its first source."""
-    from punctum.corpora import iter_documents, read_che
+    """Word lists for the parity check: the recipe's dev set (Che tokens, timed JSONL or
+    punctuated text, TSV or XML, as training reads it), else its first sources.
 
-    recipe = load_checkpoint(checkpoint)["recipe"]
-    dev = recipe["data"].get("dev")
-    if dev and Path(dev).exists() and ".jsonl" in Path(dev).name:
-        from punctum.audio.timed_text import read_timed
-        from punctum.text import parse
+    Raises:
+        ValueError: neither the dev set nor any source is found (the recipe's paths are
+            as training was given them, relative to where it ran).
+    """
+    from punctum.corpora import iter_documents
 
-        return [list(parse(text).words) for text, _ in read_timed(dev)]
-    if dev and Path(dev).exists():
-        return [list(read_che(dev).labelled().words[:max_words])]
+    data = load_checkpoint(checkpoint)["recipe"]["data"]
+    dev = data.get("dev")
+    if dev and Path(dev).is_file():
+        return _dev_words(dev, max_words, data.get("language", "en"))
     texts, total = [], 0
-    for source in recipe["data"]["sources"]:
+    for source in data["sources"]:
+        if not Path(source["path"]).is_file():
+            continue
         for document in iter_documents(source["path"]):
             texts.append(list(document.words))
             total += len(document)
             if total >= max_words:
                 return texts
+    if not texts:
+        raise ValueError(f"{checkpoint}: neither its dev set nor its training text is found "
+                         f"({dev or data['sources'][0]['path']}); run export where training "
+                         f"ran (the recipe's paths are relative to it)")
+    return texts
+
+
+def _dev_words(dev: str, max_words: int, language: str) -> list[list[str]]:
+    """The words of a dev file, per document, about max_words in all."""
+    from punctum.corpora import read_che
+    from punctum.evaluation import detect_format
+    from punctum.text import get_inventory, parse
+    from punctum.train.data import _dev_documents
+
+    if ".jsonl" in Path(dev).name:
+        from punctum.audio.timed_text import read_timed
+
+        return [list(parse(text).words) for text, _ in read_timed(dev)]
+    fmt = detect_format(dev)
+    if fmt == "che":
+        return [list(read_che(dev).labelled().words[:max_words])]
+    texts, total = [], 0
+    for document in _dev_documents(dev, fmt, get_inventory(language)):
+        texts.append(list(document.words))
+        total += len(document)
+        if total >= max_words:
+            break
+    return texts
     return texts
