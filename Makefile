@@ -33,7 +33,7 @@ test: $(TEST_VENV)/.installed
 	$(TEST_VENV)/bin/python -m pytest -q
 
 lint: $(TEST_VENV)/.installed
-	$(TEST_VENV)/bin/ruff check punctum tests benchmarks
+	$(TEST_VENV)/bin/ruff check punctum tests benchmarks scripts examples
 
 clean:
 	rm -rf $(DEMO_VENV) $(TEST_VENV) build *.egg-info

@@ -1,0 +1,28 @@
+#!/usr/bin/env python3
+"""Per-word marks, case and probabilities: find the marks the model is unsure about.
+
+    python examples/word_details.py "so what do you think i think it's great"
+
+`restore_detailed` returns typed results: the text, and for every word the mark after it,
+its case and the model's probabilities (the same numbers `punctum restore --json` prints).
+"""
+
+import sys
+
+import punctum
+
+TEXT = "well i went home early it was late and we were tired did you stay"
+
+
+def main() -> None:
+    text = " ".join(sys.argv[1:]) or TEXT
+    result = punctum.load().restore_detailed([text])[0]
+    print(result.text, end="\n\n")
+    for entry in result.to_dict()["words"]:
+        unsure = "  <- unsure" if entry["mark_prob"] < 0.6 else ""
+        print(f"{entry['word']:12} mark {entry['mark']:9} p={entry['mark_prob']:.2f}  "
+              f"case {entry['case']:6} p={entry['case_prob']:.2f}{unsure}")
+
+
+if __name__ == "__main__":
+    main()
