@@ -738,3 +738,23 @@ def test_words_of_scripts_without_spaces_stay_unspaced():
 
     assert _segment_text(changed, "你好世界") == "你好世界。"
     assert _segment_text([{"word": "so"}, {"word": "what"}], " x") == " so what"
+
+
+def test_fuzz_findings_round_trip_and_idempotence(tiny):
+    # a stand-alone reference that gets a mark is still text when read back
+    srt = "1\n00:00:01,000 --> 00:00:02,000\nhello &amp;\n"
+    once = formats.dumps(formats.restore_transcript(formats.loads(srt, "srt"), tiny))
+    assert "&amp;" in [t.text.rstrip(",.?!") for t in formats.loads(once, "srt").tokens]
+    assert formats.dumps(formats.restore_transcript(formats.loads(once, "srt"), tiny)) == once
+    # subtitle times are exact decimals
+    cue = formats.loads("1\n00:00:01,840 --> 00:00:02,595\nhello\n", "srt").cues[0]
+    assert (cue.start, cue.end) == (1.84, 2.595)
+    # untimed text cannot become Whisper JSON (its segments need times)
+    with pytest.raises(ValueError, match="no cue times; cannot write whisper"):
+        formats.convert(formats.loads("hello\n", "text"), "whisper")
+    # JSON separators are read outside string values
+    for content in (json.dumps({"text": " hi,", "segments": [
+            {"id": 0, "start": 0.0, "end": 1.0, "text": " hi,"}]}) + "\n",
+            json.dumps([{"text": "hello,"}, {"text": "world"}]) + "\n",
+            '[{"text":""},{"text":""}]\n'):
+        assert formats.dumps(formats.loads(content)) == content

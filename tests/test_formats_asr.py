@@ -259,3 +259,20 @@ def test_sphinx_numbers_keep_their_values_in_a_file_not_written_by_pocketsphinx(
     written = formats.dumps(formats.loads(content, "sphinx"))
     assert [json.loads(line) for line in written.splitlines()] == [
         json.loads(line) for line in content.splitlines()]
+
+
+def test_fillers_in_transformers_chunks_and_sphinx_text_stay_out_of_the_model():
+    from tests.test_formats import ScriptedPunctuator
+
+    hf = {"text": " <unk> so what [noise] do you think", "chunks": [
+        {"text": " <unk> so what", "timestamp": [0.0, 1.0]},
+        {"text": " [noise] do you think", "timestamp": [1.0, 2.0]}]}
+    punctuator = ScriptedPunctuator("So, what do you think?")
+    restored = formats.restore_transcript(formats.loads(json.dumps(hf), "hf"), punctuator)
+    assert punctuator.calls == [["so", "what", "do", "you", "think"]]
+    assert [c["text"] for c in json.loads(formats.dumps(restored))["chunks"]] == [
+        " <unk> So, what", " [noise] do you think?"]
+    sphinx = '{"b":0.000,"d":1.000,"p":1.000,"t":"<unk> so what do you think"}\n'
+    punctuator = ScriptedPunctuator("So, what do you think?")
+    restored = formats.restore_transcript(formats.loads(sphinx, "sphinx"), punctuator)
+    assert json.loads(formats.dumps(restored))["t"] == "<unk> So, what do you think?"

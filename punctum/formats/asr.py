@@ -195,7 +195,8 @@ def _sphinx_cue(record: Any, path: tuple) -> Cue:
         for j, word in enumerate(words):
             tokens.append(_sphinx_token(word, path + ("w", j), any(t.text for t in tokens)))
         return Cue(start, end, tuple(tokens), extra=record)
-    return Cue(start, end, split_tokens(_field_text(record, "t", path)), extra=record)
+    return Cue(start, end, fillers_kept_out(split_tokens(_field_text(record, "t", path))),
+               extra=record)
 
 
 def _sphinx_span(record: dict, path: tuple) -> tuple[float | None, float | None]:
@@ -280,7 +281,7 @@ def _hf_cues(layout: str, values: list) -> tuple[list[Cue], dict]:
 
 def _hf_cue(chunk: Any, path: tuple) -> Cue:
     chunk = _expect_object(chunk, path, "a chunk object with 'text' and 'timestamp'")
-    tokens = split_tokens(_field_text(chunk, "text", path))
+    tokens = fillers_kept_out(split_tokens(_field_text(chunk, "text", path)))
     start, end = _hf_times(chunk.get("timestamp"), path + ("timestamp",))
     if end is None:  # Whisper's last chunk may have no end: it ends where it starts
         end = start

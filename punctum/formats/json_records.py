@@ -35,6 +35,10 @@ class _ShapeError(Exception):
         self.message = message
 
 
+# A JSON string literal, escapes included.
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
 @dataclass(frozen=True)
 class JsonStyle:
     """How a JSON file was written, so that it is written back the same way."""
@@ -52,9 +56,10 @@ class JsonStyle:
         if not lines and "\n" in body:
             second = body.split("\n", 2)[1]
             indent = len(second) - len(second.lstrip(" ")) or 2
-        key = re.search(r'"\s*:(\s?)', body)
+        bare = _STRING.sub('""', body)  # separators are read outside string values
+        key = re.search(r'"\s*:(\s?)', bare)
         key_sep = ": " if key is None or key.group(1) else ":"
-        item = re.search(r',(\s?)"', body)
+        item = re.search(r',( ?)\S', bare)
         item_sep = "," if indent is not None or (item and not item.group(1)) else ", "
         ensure_ascii = text.isascii() and "\\u" in text
         return cls(indent, ensure_ascii, (item_sep, key_sep), text.endswith("\n"))

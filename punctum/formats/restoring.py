@@ -29,10 +29,10 @@ _SEPARATOR = re.compile(r"<br\s*/?>|&nbsp;|&#160;|&#[xX][aA]0;", re.IGNORECASE)
 def convert(transcript: Transcript, format: str) -> Transcript:
     """The same words, marks and timings in another format.
 
-    Subtitles need cue times (text and NeMo have none). Markup, cue settings, identifiers,
-    VTT NOTE/STYLE blocks, the source's JSON records and cues with neither text nor times
-    (Vosk partial results) are dropped; line breaks inside cues are kept between subtitle
-    formats. To text, a file becomes one line (NeMo and text
+    Subtitles and Whisper JSON need cue times (text, NeMo and Kaldi text have none).
+    Markup, cue settings, identifiers, VTT NOTE/STYLE blocks, the source's JSON records and
+    cues with neither text nor times (Vosk partial results) are dropped; line breaks inside
+    cues are kept between subtitle formats. To text, a file becomes one line (NeMo and text
     keep one line per cue); to Whisper, segments follow the leading-space convention and
     carry words when every token has times.
     """
@@ -42,7 +42,8 @@ def convert(transcript: Transcript, format: str) -> Transcript:
         raise ValueError(f"can convert to text, srt, vtt or whisper, not {format!r}")
     newline = transcript.meta.get("newline", "\n")
     kept = [c for c in transcript.cues if c.tokens or c.start is not None]
-    if format in SUBTITLES and any(c.start is None or c.end is None for c in kept):
+    if format in (*SUBTITLES, "whisper") and any(c.start is None or c.end is None
+                                                  for c in kept):
         raise ValueError(f"{transcript.format} has no cue times; cannot write {format}")
     # character references are text to other formats than subtitles ("don&#39;t" -> "don't")
     decode = transcript.format in SUBTITLES and format not in SUBTITLES

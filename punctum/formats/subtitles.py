@@ -46,7 +46,7 @@ def _parse_time(stamp: str, style: str, where: str) -> float:
     if h > MAX_SECONDS // 3600:
         raise ValueError(f"{where}: timestamp {stamp[:40]!r} is beyond {MAX_SECONDS:.0e} "
                          f"seconds")
-    return h * 3600 + m * 60 + s + ms / 1000
+    return (((h * 60 + m) * 60 + s) * 1000 + ms) / 1000  # exact: 1.84, not 1.8399999999999999
 
 
 def _is_timing(line: str, style: str) -> bool:

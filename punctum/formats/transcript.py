@@ -31,6 +31,8 @@ _WHITESPACE = re.compile(r"(\s+)")
 # ideographs (and their punctuation), halfwidth and fullwidth forms.
 _SPACELESS = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3000-\u30ff"
                         "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+# Marks a model writes after a word (a reference followed by one still stands alone).
+_MARKS_AFTER = frozenset(",.?!;:")
 # ASR filler and noise tokens: <unk>, <sil>, [noise], [laughter], ++UM++.
 FILLER = re.compile(r"^(?:<[^<>\s]*>|\[[^\[\]\s]*\]|\+\+[^+\s]*\+\+)$")
 
@@ -207,7 +209,10 @@ def _is_text(text: str, start: int, end: int) -> bool:
         return True
     before = text[start - 1] if start else " "
     after = text[end] if end < len(text) else " "
-    return (before.isalnum() and after.isalnum()) or (before.isspace() and after.isspace())
+    # standing alone: a mark the model wrote after it ("&amp;.") still leaves it alone
+    alone_after = after.isspace() or (after in _MARKS_AFTER and (
+        end + 1 >= len(text) or text[end + 1].isspace()))
+    return (before.isalnum() and after.isalnum()) or (before.isspace() and alone_after)
 
 
 def decode_references(text: str) -> str:
