@@ -758,3 +758,11 @@ def test_fuzz_findings_round_trip_and_idempotence(tiny):
             json.dumps([{"text": "hello,"}, {"text": "world"}]) + "\n",
             '[{"text":""},{"text":""}]\n'):
         assert formats.dumps(formats.loads(content)) == content
+
+
+def test_json_text_converted_to_webvtt_is_escaped_and_reads_back():
+    content = _json({"segments": [{"start": 0.0, "end": 1.0, "text": " go --> AT&T <b c> d"}]})
+    vtt = formats.dumps(formats.convert(formats.loads(content, "whisper"), "vtt"))
+    assert "go --&gt; AT&amp;T &lt;b c&gt; d" in vtt
+    back = formats.loads(vtt, "vtt")
+    assert [formats.convert(back, "text").cues[0].text] == ["go --> AT&T <b c> d"]

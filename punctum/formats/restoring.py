@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -45,17 +46,20 @@ def convert(transcript: Transcript, format: str) -> Transcript:
     if format in (*SUBTITLES, "whisper") and any(c.start is None or c.end is None
                                                   for c in kept):
         raise ValueError(f"{transcript.format} has no cue times; cannot write {format}")
-    # character references are text to other formats than subtitles ("don&#39;t" -> "don't")
-    decode = transcript.format in SUBTITLES and format not in SUBTITLES
+    # character references are text to other formats than subtitles ("don&#39;t" -> "don't"),
+    # and WebVTT needs &, < and > written as references ("AT&T" -> "AT&amp;T", "-->")
+    write = (decode_references if transcript.format in SUBTITLES and format not in SUBTITLES
+             else _escape_vtt if format == "vtt" and transcript.format not in SUBTITLES
+             else str)
     if format == "text":
         groups = ([[c] for c in kept] if transcript.format in INDEPENDENT_CUES
                   else [kept] if kept else [])
-        cues = tuple(Cue(None, None, _plain_tokens(_joined(g), "", False, decode))
+        cues = tuple(Cue(None, None, _plain_tokens(_joined(g), "", False, write))
                      for g in groups)
         return Transcript("text", cues, {"newline": newline, "trailer": "\n"})
     breaks = transcript.format in SUBTITLES and format in SUBTITLES
     first = " " if format == "whisper" else ""
-    cues = tuple(Cue(c.start, c.end, _plain_tokens(c.tokens, first, breaks, decode))
+    cues = tuple(Cue(c.start, c.end, _plain_tokens(c.tokens, first, breaks, write))
                  for c in kept)
     return Transcript(format, cues, {"newline": newline})
 
@@ -70,14 +74,18 @@ def _joined(cues: Sequence[Cue]) -> list[Token]:
     return tokens
 
 
+def _escape_vtt(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
 def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool,
-                  decode: bool = False) -> tuple[Token, ...]:
+                  write: Callable[[str], str] = str) -> tuple[Token, ...]:
     """Tokens without markup or records; gaps become "", " " (or "\\n" when kept).
 
     A gap is a space when it holds whitespace, a line-break tag or a no-break space, or when
     both tokens are word records (JSON words, which need no whitespace between them) of a
     script written with spaces (`needs_space`).
-    `decode` writes character references as the characters they stand for.
+    `write` maps each token's text (decoding or writing character references).
     """
     out: list[Token] = []
     gap, after_record = "", False
@@ -88,7 +96,7 @@ def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool,
                                            and needs_space(out[-1].text, token.text))
             space = ("\n" if line_breaks and ("\n" in gap or "<br" in gap.lower())
                      else " " if separate else "")
-            text = decode_references(token.text) if decode else token.text
+            text = write(token.text)
             out.append(Token(text, token.start, token.end, space if out else first))
             gap, after_record = "", bool(token.extra)
         gap += token.after

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from dataclasses import dataclass, field, replace
@@ -197,10 +198,10 @@ def _markup_pieces(text: str) -> list[str]:
 
 def _is_text(text: str, start: int, end: int) -> bool:
     """Whether text[start:end], a markup match, is a character reference that is text: one
-    for a letter or digit ("caf&eacute;"), or for another non-space character inside a word
-    ("don&#39;t") or standing alone ("Tom &amp; Jerry"). Other characters at a word's edge
-    ("&quot;Hi&quot;") stay markup, as quotes there would be dropped by the model's
-    normalisation."""
+    for a letter or digit ("caf&eacute;"), for another non-space character inside a word
+    ("don&#39;t") or standing alone ("Tom &amp; Jerry"), or at a word's edge unless
+    normalisation drops it there ("&quot;Hi&quot;" keeps its quotes as markup: as text they
+    would be lost)."""
     reference = text[start:end]
     decoded = html.unescape(reference)
     if not reference.startswith("&") or decoded.isspace():
@@ -212,7 +213,18 @@ def _is_text(text: str, start: int, end: int) -> bool:
     # standing alone: a mark the model wrote after it ("&amp;.") still leaves it alone
     alone_after = after.isspace() or (after in _MARKS_AFTER and (
         end + 1 >= len(text) or text[end + 1].isspace()))
-    return (before.isalnum() and after.isalnum()) or (before.isspace() and alone_after)
+    if (before.isalnum() and after.isalnum()) or (before.isspace() and alone_after):
+        return True
+    return not _dropped_at_edge(decoded)  # "--&gt;" is text, "&quot;Hi" markup
+
+
+@functools.lru_cache(maxsize=256)
+def _dropped_at_edge(chars: str) -> bool:
+    """Whether normalisation drops these characters at a word's edge (quotes, brackets,
+    dashes), so that as text they would be lost from the restored word."""
+    from punctum.text import parse
+
+    return parse(chars + "a").words == ("a",) or parse("a" + chars).words == ("a",)
 
 
 def decode_references(text: str) -> str:
