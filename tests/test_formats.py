@@ -766,3 +766,17 @@ def test_json_text_converted_to_webvtt_is_escaped_and_reads_back():
     assert "go --&gt; AT&amp;T &lt;b c&gt; d" in vtt
     back = formats.loads(vtt, "vtt")
     assert [formats.convert(back, "text").cues[0].text] == ["go --> AT&T <b c> d"]
+
+
+def test_vosk_alternatives_restore_the_most_likely_one():
+    best = [{"word": w, "start": i / 2, "end": i / 2 + 0.4} for i, w in
+            enumerate(["so", "what", "do", "you", "think"])]
+    content = _json({"alternatives": [
+        {"confidence": 263.0, "result": best, "text": "so what do you think"},
+        {"confidence": 250.0, "text": "so what do you drink"}]})
+    transcript, restored, punctuator = _restored_cues(content, "vosk", "So, what do you think?")
+    assert punctuator.calls == [["so", "what", "do", "you", "think"]]
+    record = json.loads(formats.dumps(restored))
+    assert record["alternatives"][0]["text"] == "So, what do you think?"
+    assert record["alternatives"][1] == {"confidence": 250.0, "text": "so what do you drink"}
+    assert formats.dumps(transcript) == content  # read and written back unchanged

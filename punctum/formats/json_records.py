@@ -9,7 +9,7 @@ import json.decoder
 import json.scanner
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from punctum.formats.transcript import (
@@ -388,8 +388,13 @@ def record_cues(layout: str, values: list, make_cue) -> tuple[list[Cue], dict]:
 
 
 def _vosk_cue(record: Any, path: tuple) -> Cue:
-    """A final result ("result" words and "text"); a partial result is kept as it is."""
+    """A final result ("result" words and "text"); with "alternatives" (Vosk's
+    SetMaxAlternatives), the first, most likely one; a partial result is kept as it is."""
     record = _expect_object(record, path, "a Vosk result object")
+    alternatives = record.get("alternatives")
+    if isinstance(alternatives, list) and alternatives:
+        best = _vosk_cue(alternatives[0], path + ("alternatives", 0))
+        return replace(best, extra=record)
     if "result" in record:
         words = _expect_list(record["result"], path + ("result",))
         tokens = tuple(_vosk_token(w, path + ("result", j), j) for j, w in enumerate(words))
@@ -425,6 +430,11 @@ def _dump_vosk(transcript: Transcript) -> str:
 
 def _vosk_record(cue: Cue) -> dict:
     record = dict(cue.extra)
+    alternatives = record.get("alternatives")
+    if isinstance(alternatives, list) and alternatives:  # the first one was restored
+        best = _vosk_record(replace(cue, extra=alternatives[0]))
+        record["alternatives"] = [best, *alternatives[1:]]
+        return record
     if not record:
         record = {"result": []} if cue.tokens and cue.tokens[0].start is not None else {}
     if isinstance(record.get("result"), list):
