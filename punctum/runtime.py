@@ -35,6 +35,7 @@ from punctum.text import (
     Labelled,
     is_address,
     is_initialism,
+    is_lowercase_initialism,
     parse,
     render,
     written_cases,
@@ -446,8 +447,9 @@ def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Seque
                 capitalised: frozenset = frozenset()) -> tuple[str, ...]:
     """Each word's case: the most probable label, except that a word of `capitalised`
     (names the training text always writes Capitalised, capitalised.json) is never LOWER,
-    an address (`text.is_address`: joe@example.com) is written in lowercase and a dotted
-    initialism (`text.is_initialism`: s.o.s) predicted CAP or MIX is UPPER.
+    an address (`text.is_address`: joe@example.com) is written in lowercase, a dotted
+    initialism (`text.is_initialism`: s.o.s) predicted CAP or MIX is UPPER and e.g, i.e,
+    a.m, p.m predicted UPPER are LOWER (capitalised only at a sentence start).
 
     Args:
         words: (n,) normalised words.
@@ -456,7 +458,8 @@ def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Seque
     case = [case_labels[i] for i in case_probs.argmax(-1)]
     if capitalised:
         case = [CAP if c == LOWER and w in capitalised else c for w, c in zip(words, case)]
-    case = [UPPER if c in (CAP, MIX) and is_initialism(w) else c
+    case = [UPPER if c in (CAP, MIX) and is_initialism(w) else
+            LOWER if c == UPPER and is_lowercase_initialism(w) else c  # e.g., not E.G.
             for w, c in zip(words, case)]
     return tuple(LOWER if is_address(w) else c for w, c in zip(words, case))
 
@@ -551,20 +554,24 @@ class Stream:
         """Like `feed`: the words now final as one typed result, None when there are none."""
         if not isinstance(text, str):
             text = " ".join(text)
+        stripped = text.lstrip()
+        if self.options.keep_existing and self._pending and stripped and \
+                not stripped[0].isalnum():
+            text = self._take_last_word() + " " + text  # its marks may follow: ", world"
         parsed = parse(text, self.punctuator.inventory)
         if len(parsed):
             self._pending.append(parsed)
-        elif self.options.keep_existing and self._pending and text.strip():
-            self._attach_mark(text)
         return self._finalise(keep=self.lookahead, closing=False)
 
-    def _attach_mark(self, text: str) -> None:
-        """A feed of marks alone (", " after "hello"): with keep_existing, the mark of the
-        last pending word (a word already final cannot change)."""
-        mark = parse("x" + text.strip(), self.punctuator.inventory).post
-        last = self._pending[-1]
-        if mark and mark[-1] != NULL and last.post[-1] == NULL:
-            self._pending[-1] = replace(last, post=last.post[:-1] + (mark[-1],))
+    def _take_last_word(self) -> str:
+        """The last pending word as written, taken off the pending words, to be parsed again
+        with a feed that starts with marks (keep_existing: a word already final cannot
+        change, a pending one can)."""
+        inventory = self.punctuator.inventory
+        last = self._pending.pop()
+        if len(last) > 1:
+            self._pending.append(last.slice(0, len(last) - 1))
+        return render(last.slice(len(last) - 1), inventory)
 
     def flush_detailed(self) -> Restored | None:
         """Like `flush`, as one typed result (None when nothing was pending)."""

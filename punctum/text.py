@@ -579,6 +579,11 @@ def is_address(word: str) -> bool:
 _LOWERCASE_INITIALISMS = frozenset({"e.g", "i.e", "a.m", "p.m"})
 
 
+def is_lowercase_initialism(word: str) -> bool:
+    """e.g, i.e, a.m, p.m (a final period allowed): written in lowercase inside a sentence."""
+    return (word[:-1] if word.endswith(".") else word).lower() in _LOWERCASE_INITIALISMS
+
+
 def is_initialism(word: str) -> bool:
     """A dotted initialism such as u.s or s.o.s. (a final period allowed): written all in
     capitals, never Capitalised (S.o.s.); e.g, i.e, a.m, p.m excepted."""
@@ -592,18 +597,19 @@ def written_cases(labelled: Labelled, language: str | Inventory = "en", *,
                   sentence_case: bool = False, sentence_start: bool = True) -> tuple[str, ...]:
     """The case each word is written in by `render` with the same options, (n,).
 
-    With sentence_case, a LOWER word that starts a sentence is written CAP (an address,
-    `is_address`, stays lowercase).
+    With sentence_case, a LOWER word that starts a sentence is written CAP (an initialism,
+    `is_initialism`, UPPER: S.O.S.; an address, `is_address`, stays lowercase). A word that
+    no case changes (a number, CJK) is LOWER whatever its label.
     """
-    if not sentence_case:
-        return tuple(labelled.case)
-    final = get_inventory(language).sentence_final
-    cases = []
-    for word, case, post in zip(labelled.words, labelled.case, labelled.post):
-        start = sentence_start and case == LOWER and not is_address(word)
-        cases.append(CAP if start else case)
-        sentence_start = post in final
-    return tuple(cases)
+    cases = list(labelled.case)
+    if sentence_case:
+        final = get_inventory(language).sentence_final
+        for i, (word, post) in enumerate(zip(labelled.words, labelled.post)):
+            if sentence_start and cases[i] == LOWER and not is_address(word):
+                cases[i] = UPPER if is_initialism(word) else CAP
+            sentence_start = post in final
+    return tuple(LOWER if c in (CAP, UPPER) and apply_case(w, c) == w else c
+                 for w, c in zip(labelled.words, cases))
 
 
 def canonical(text: str, language: str | Inventory = "en") -> str:

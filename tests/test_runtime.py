@@ -441,3 +441,22 @@ def test_the_closing_mark_follows_the_decision_biases():
     bias[labels.index("QUESTION")] = 1.5
     assert close_text(given, prediction, inventory, bias).post == ("QUESTION",)
 
+
+
+@pytest.mark.parametrize("feeds, text", [
+    (["hello", ", world"], "hello , world"),
+    (["hello", "!world"], "hello !world"),
+    (["so", ",", "?", "so"], "so , ? so"),
+    (["so", "what", ",", "Is", "this"], "so what , Is this"),
+])
+def test_a_stream_keeps_marks_that_start_a_feed(punctuator, feeds, text):
+    options = RestoreOptions(keep_existing=True)
+    stream = punctuator.stream(lookahead=100, options=options)
+    pieces = [piece for feed in feeds for piece in stream.feed(feed)] + stream.flush()
+    assert " ".join(pieces) == punctuator.restore(text, options)
+
+
+def test_initialisms_and_caseless_words_are_written_as_reported(punctuator):
+    assert punctuator.restore("w.t.s is here").startswith("W.T.S ")  # not W.t.s
+    result = punctuator.restore_detailed(["0 apples are here"])[0]
+    assert result.to_dict()["words"][0]["case"] == "LOWER"  # "0" shows no case

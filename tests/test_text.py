@@ -303,3 +303,13 @@ def test_addresses_do_not_start_sentences_in_capitals():
     labelled = parse("www.example.com is down. joe@example.com wrote. we know.")
     assert written_cases(labelled, sentence_case=True) == (LOWER, LOWER, LOWER, LOWER, LOWER,
                                                           CAP, LOWER)
+
+
+def test_written_cases_of_sentence_starts():
+    from punctum.text import written_cases
+
+    labelled = parse("s.o.s. 0 e.g. tokyo")
+    labelled = labelled.__class__(labelled.words, ("PERIOD", "PERIOD", "O", "O"),
+                                  ("LOWER",) * 4, labelled.pre, labelled.forms,
+                                  labelled.abbreviated)
+    assert written_cases(labelled, sentence_case=True) == ("UPPER", "LOWER", "CAP", "LOWER")
