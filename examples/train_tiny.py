@@ -65,6 +65,8 @@ def write_corpus(folder: Path) -> None:
 
 def main() -> None:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "tiny-example")
+    if (root / "run").exists():
+        sys.exit(f"{root / 'run'} holds a run already: give another folder")
     root.mkdir(parents=True, exist_ok=True)
     write_corpus(root)
     recipe = parse_recipe(tomllib.loads(RECIPE), data_root=root, name="tiny-example")

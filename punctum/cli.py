@@ -122,8 +122,8 @@ def _run_train(args) -> int:
     state = train(recipe, args.out, resume=args.resume, progress=not args.no_progress)
     if os.environ.get("RANK", "0") != "0":
         return 0
-    scored = (f"best dev F1 {state.best_f1 * 100:.1f}" if state.evaluated
-              else "no dev evaluation: best.pt is the final weights")
+    scored = (f"best dev F1 {state.best_f1 * 100:.1f}" if state.evaluated and state.best_f1 > -1
+              else "no dev evaluation chose a checkpoint: best.pt is the final weights")
     print(f"trained {state.step} steps; {scored}; run folder {args.out}")
     return 0
 
@@ -227,6 +227,8 @@ def _run_restore(args) -> int:
         raise ValueError("-o/--output needs a path ('-' for standard output)")
     targets = [_restore_target(args.output, s, len(sources), options) for s in sources]
     _check_distinct_targets(targets, sources)
+    _check_outputs_are_not_inputs([t for t in targets if t != "-"],
+                                  [s.name for s in sources if s.lines is None])
     if args.output and (len(sources) > 1 or _names_folder(args.output)):
         os.makedirs(args.output, exist_ok=True)
     punctuator = Punctuator.load(args.model, threads=args.threads, post_bias=_post_bias(args))

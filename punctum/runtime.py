@@ -597,7 +597,8 @@ class Stream:
         if closing and self.options.close_text:
             labelled = close_text(labelled, tail, self.punctuator.inventory,
                                   self.punctuator.post_bias)
-        done, rest = _split(labelled, n_final)
+        done = labelled.slice(0, n_final)
+        rest = pending.slice(n_final)  # waiting words keep only what the input gave them
         result = self._render(done, _slice_prediction(tail, 0, n_final))
         self._pending = [rest] if len(rest) else []
         self._context = (self._context + done.words)[-self.context_words:]
@@ -619,10 +620,6 @@ def _concat(parts: list[Labelled]) -> Labelled:
         return Labelled((), (), ())
     fields = ("words", "post", "case", "pre", "forms", "abbreviated")
     return Labelled(*(tuple(v for p in parts for v in getattr(p, f)) for f in fields))
-
-
-def _split(labelled: Labelled, n: int) -> tuple[Labelled, Labelled]:
-    return labelled.slice(0, n), labelled.slice(n)
 
 
 def _slice_prediction(prediction: Prediction, start: int, stop: int | None = None

@@ -79,6 +79,9 @@ def test_output_to_a_folder_for_one_input(tiny_artifact, tmp_path, capsys):
     code, _, err = _restore(["-o", str(tmp_path / "new") + "/", "we see a boat"], tiny_artifact,
                             capsys)
     assert code == 2 and "is a folder; give a file path for <arguments>" in err
+    before = source.read_bytes()  # -o the input's own folder would write over it
+    code, _, err = _restore(["-i", str(source), "-o", str(tmp_path)], tiny_artifact, capsys)
+    assert code == 2 and "is an input" in err and source.read_bytes() == before
 
 
 def test_two_inputs_for_one_output_file_are_refused(tiny_artifact, tmp_path, capsys):

@@ -780,3 +780,20 @@ def test_vosk_alternatives_restore_the_most_likely_one():
     assert record["alternatives"][0]["text"] == "So, what do you think?"
     assert record["alternatives"][1] == {"confidence": 250.0, "text": "so what do you drink"}
     assert formats.dumps(transcript) == content  # read and written back unchanged
+
+
+def test_srt_text_converted_to_webvtt_is_escaped_once():
+    srt = "1\n00:00:01,000 --> 00:00:02,000\nso a --> b and 3 > 2 and AT&amp;T\n"
+    vtt = formats.dumps(formats.convert(formats.loads(srt, "srt"), "vtt"))
+    assert "so a --&gt; b and 3 &gt; 2 and AT&amp;T" in vtt
+    back = formats.convert(formats.loads(vtt, "vtt"), "text").cues[0].text
+    assert back == "so a --> b and 3 > 2 and AT&T"
+
+
+def test_a_cue_of_fillers_alone_is_left_out_when_converting():
+    hf = {"text": " hello [noise] world", "chunks": [
+        {"text": " hello", "timestamp": [0.0, 0.5]}, {"text": " [noise]", "timestamp": [0.5, 1.0]},
+        {"text": " world", "timestamp": [1.0, 1.5]}]}
+    srt = formats.convert(formats.loads(json.dumps(hf), "hf"), "srt")
+    assert [c.text for c in srt.cues] == ["hello", "world"]
+

@@ -460,3 +460,16 @@ def test_initialisms_and_caseless_words_are_written_as_reported(punctuator):
     assert punctuator.restore("w.t.s is here").startswith("W.T.S ")  # not W.t.s
     result = punctuator.restore_detailed(["0 apples are here"])[0]
     assert result.to_dict()["words"][0]["case"] == "LOWER"  # "0" shows no case
+
+
+def test_a_keep_existing_stream_revises_the_marks_it_guessed(punctuator):
+    keep = RestoreOptions(keep_existing=True)
+    text = "ok so the first thing is the budget the second thing is the timeline any questions"
+    for options in (keep, RestoreOptions()):  # nothing to keep: the same text either way
+        stream = punctuator.stream(lookahead=3, options=options)
+        pieces = [p for word in text.split() for p in stream.feed(word)] + stream.flush()
+        if options is keep:
+            with_keep = " ".join(pieces)
+        else:
+            assert with_keep == " ".join(pieces)
+

@@ -203,6 +203,10 @@ def test_selftrain_round_end_to_end(tmp_path, tiny_corpus, tiny_run):
     with pytest.raises(ValueError, match=r"other settings \(alpha differ\)"):
         st.selftrain(recipe, dataclasses.replace(config, alpha=1.0), tmp_path / "st",
                      progress=False)
+    fresh = tmp_path / "fresh"  # settings may change while nothing is built in a folder
+    fresh.mkdir()
+    st._check_settings(fresh, recipe, config)
+    st._check_settings(fresh, recipe, dataclasses.replace(config, alpha=1.0))
     for field, value in (("max_shared_ngrams", -1), ("max_pool_documents", -1),
                          ("ngram", 100000)):
         with pytest.raises(ValueError, match=f"selftrain.{field}"):

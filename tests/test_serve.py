@@ -42,6 +42,8 @@ def test_the_lines_of_a_text_stay_lines(client, bundled):
     assert response.status_code == 200
     assert response.json()["text"] == "\n".join(bundled.restore(line)
                                                  for line in text.split("\n"))
+    crlf = client.post("/v1/restore", json={"text": text.replace("\n", "\r\n")}).json()
+    assert crlf["text"] == response.json()["text"].replace("\n", "\r\n")
     detailed = client.post("/v1/restore", json={"texts": [text], "words": True}).json()
     assert detailed["texts"] == [response.json()["text"]]
     assert [w["word"] for w in detailed["details"][0]["words"]] == words_of(text)

@@ -49,8 +49,7 @@ def convert(transcript: Transcript, format: str) -> Transcript:
     # character references are text to other formats than subtitles ("don&#39;t" -> "don't"),
     # and WebVTT needs &, < and > written as references ("AT&T" -> "AT&amp;T", "-->")
     write = (decode_references if transcript.format in SUBTITLES and format not in SUBTITLES
-             else _escape_vtt if format == "vtt" and transcript.format not in SUBTITLES
-             else str)
+             else _escape_vtt if format == "vtt" and transcript.format != "vtt" else str)
     if format == "text":
         groups = ([[c] for c in kept] if transcript.format in INDEPENDENT_CUES
                   else [kept] if kept else [])
@@ -59,8 +58,9 @@ def convert(transcript: Transcript, format: str) -> Transcript:
         return Transcript("text", cues, {"newline": newline, "trailer": "\n"})
     breaks = transcript.format in SUBTITLES and format in SUBTITLES
     first = " " if format == "whisper" else ""
-    cues = tuple(Cue(c.start, c.end, _plain_tokens(c.tokens, first, breaks, write))
-                 for c in kept)
+    cues = tuple(Cue(c.start, c.end, plain) for c in kept
+                 # a cue whose only tokens were fillers or markup ("[noise]") is left out
+                 if (plain := _plain_tokens(c.tokens, first, breaks, write)) or not c.tokens)
     return Transcript(format, cues, {"newline": newline})
 
 
@@ -75,7 +75,8 @@ def _joined(cues: Sequence[Cue]) -> list[Token]:
 
 
 def _escape_vtt(text: str) -> str:
-    return html.escape(text, quote=False)
+    """WebVTT text with &, < and > as references (references already there kept as such)."""
+    return html.escape(decode_references(text), quote=False)
 
 
 def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool,

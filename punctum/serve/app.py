@@ -228,19 +228,21 @@ def _add_error_handlers(app: FastAPI) -> None:
                             status_code=error.status_code)
 
 
-def _rejoin(restored: list, counts: list[int], detailed: bool) -> list:
-    """Restored lines joined back into their texts with newlines (for `detailed` results,
-    the texts joined and the words listed in order)."""
+def _rejoin(restored: list, lines: list[list[str]], detailed: bool) -> list:
+    """Restored lines joined back into their texts with the texts' own line endings ("\n"
+    or "\r\n"); for `detailed` results, the texts joined and the words listed in order."""
     out, start = [], 0
-    for count in counts:
-        part = restored[start:start + count]
-        start += count
+    for group in lines:
+        part = restored[start:start + len(group)]
+        start += len(group)
+        texts = [p["text"] if detailed else p for p in part]
+        text = "\n".join(t + ("\r" if line.endswith("\r") else "")
+                         for t, line in zip(texts, group))
         if not detailed:
-            out.append("\n".join(part))
+            out.append(text)
             continue
-        merged = {**part[0], "text": "\n".join(p["text"] for p in part),
-                  "words": [w for p in part for w in p.get("words", [])]}
-        out.append(merged)
+        out.append({**part[0], "text": text,
+                    "words": [w for p in part for w in p.get("words", [])]})
     return out
 
 
@@ -262,7 +264,7 @@ def _add_routes(app: FastAPI, state: ServerState) -> None:
                 [line for group in lines for line in group], options, detailed=body.words))
         except ValueError as error:  # a text the model cannot read (a lone surrogate)
             raise ApiError(422, "invalid_text", str(error)) from None
-        restored = _rejoin(restored, [len(group) for group in lines], body.words)
+        restored = _rejoin(restored, lines, body.words)
         details = restored if body.words else None
         if body.words:
             restored = [detail["text"] for detail in restored]

@@ -372,4 +372,3 @@ def _dev_words(dev: str, max_words: int, language: str) -> list[list[str]]:
         if total >= max_words:
             break
     return texts
-    return texts

@@ -318,7 +318,8 @@ def pseudo_label(artifact: str | Path, pool_file: str | Path, out_dir: str | Pat
     text = "".join(p.read_text(encoding="utf-8") for p in parts)
     if not text.strip():
         raise ValueError(f"no pool document kept its pseudo labels (selftrain.min_confidence "
-                         f"{config.min_confidence} is too high for this teacher); lower it")
+                         f"{config.min_confidence} is too high for this teacher); lower it and "
+                         f"use a new output folder")
     _write_atomic(final, text)
     return final
 
@@ -453,7 +454,8 @@ def _check_settings(out: Path, recipe: Recipe, config: SelfTrainConfig) -> None:
                        if k not in _RESUMABLE},
          "recipe": dataclasses.asdict(recipe)}, default=str))
     path = out / "settings.json"
-    if not path.exists():
+    started = (out / "pool.txt.gz").exists() or any(out.glob("round-*"))
+    if not path.exists() or not started:  # nothing built yet (a first attempt failed early)
         path.write_text(json.dumps(settings, indent=1) + "\n", encoding="utf-8")
         return
     try:

@@ -643,8 +643,8 @@ def _after_step(run: _Run, state: RunState, losses: list[float], bar) -> None:
 
 def _finish(run: _Run, state: RunState) -> None:
     """history.json and curve.png; best.pt is the final weights when no dev evaluation
-    chose one (no dev set, or fewer steps than eval_every)."""
-    if not state.evaluated:
+    chose one (no dev set, fewer steps than eval_every, or no score above the start)."""
+    if not (run.out / "best.pt").exists():
         checkpoint.save_atomic(run.payload(state), run.out / "best.pt")
     (run.out / "history.json").write_text(json.dumps(dataclasses.asdict(state), indent=1))
     try:
