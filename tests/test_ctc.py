@@ -65,6 +65,24 @@ def test_prefix_beam_score_matches_brute_force_on_random_cases():
         assert math.isclose(math.exp(decoded.score), path_probability(rows, best), rel_tol=1e-9)
 
 
+def test_prefix_beam_spans_are_those_of_the_best_path_of_its_output():
+    # the token ends at frame 1; frame 2 is a near-certain blank (the end was frame 2)
+    decoded = prefix_beam_search(log([[0.99, 0.01], [0.01, 0.99], [0.99, 0.01]]))
+    assert (decoded.starts, decoded.ends) == ((1,), (1,))
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n_frames, n_tokens = int(rng.integers(1, 5)), int(rng.integers(2, 4))
+        rows = rng.dirichlet(np.ones(n_tokens) * 0.3, size=n_frames).tolist()
+        decoded = prefix_beam_search(log(rows), beam=1000, prune=-1e9)
+        paths = [path for path in itertools.product(range(n_tokens), repeat=n_frames)
+                 if greedy(log([[1.0 if k == tok else 1e-9 for k in range(n_tokens)]
+                                for tok in path])).ids == decoded.ids]
+        best = max(paths, key=lambda path: math.prod(rows[t][k] for t, k in enumerate(path)))
+        one_hot = log([[1.0 if k == tok else 1e-9 for k in range(n_tokens)] for tok in best])
+        spans = greedy(one_hot)
+        assert (decoded.starts, decoded.ends) == (spans.starts, spans.ends)
+
+
 def test_decoders_reject_bad_shapes():
     with pytest.raises(ValueError, match="log_probs must be"):
         greedy(np.zeros(5))
