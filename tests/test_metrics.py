@@ -652,3 +652,9 @@ def test_align_segments_empty_and_mismatched():
     assert metrics.align_segments([], []).n_ref == 0
     with pytest.raises(ValueError, match="segments"):
         metrics.align_segments([["a"]], [])
+
+
+def test_a_long_document_with_anchors_out_of_order_aligns_exactly():
+    body = ["the", "cat", "sat", "on", "mat"] * 240
+    alignment = align_words(["alpha", "beta"] + body, body + ["alpha", "beta"])
+    assert alignment.n_sub + alignment.n_del + alignment.n_ins == 4

@@ -14,7 +14,7 @@ logger = logging.getLogger(__name__)
 
 # A word segment with at most this many DP cells (len(ref) * len(hyp)) is aligned exactly;
 # larger segments are first split at anchor words (patience diff).
-EXACT_ALIGN_CELLS = 1_000_000
+EXACT_ALIGN_CELLS = 4_000_000
 # A large segment with no anchor runs is split exactly (Hirschberg) up to this many cells.
 MIDDLE_SPLIT_CELLS = 100_000_000
 
@@ -119,8 +119,9 @@ def align_words(ref_words: Sequence[str], hyp_words: Sequence[str]) -> Alignment
     (Hirschberg) up to MIDDLE_SPLIT_CELLS, and beyond that at the k-th occurrences of shared
     words. Only the small gaps between anchors get the exact DP, so the cost is near-linear;
     the edit count is minimal within every gap and, for ASR-like error rates, equal or very
-    close to the global minimum. On ties the alignment prefers a substitution over an insertion
-    or deletion.
+    close to the global minimum (not always: anchors out of order between the two sides can
+    force many extra edits; docs/EVALUATION.md). Among alignments with the fewest edits, one
+    with the most matches is taken.
 
     Args:
         ref_words: (N,) reference words.
