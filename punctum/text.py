@@ -293,16 +293,20 @@ def _upper_only(char: str) -> str:
 
 
 def upper_char(char: str) -> str:
-    """Uppercase one character, keeping it when uppercasing is not a 1:1 round trip."""
+    """Uppercase one character, keeping it when uppercasing is not a 1:1 round trip (the
+    Greek final sigma ς, whose capital Σ lowercases to σ, is written Σ)."""
     up = char.upper()
-    return up if len(up) == 1 and up.lower() == char else char
+    return up if len(up) == 1 and (up.lower() == char or char == "ς") else char
 
 
 def lower_word(word: str) -> str:
     """Lowercase a word character by character (length and letters are preserved)."""
     if word == word.lower():  # nothing to lowercase (ASR output): no character changes
         return word
-    return "".join(lower_char(c) for c in word)
+    low = "".join(lower_char(c) for c in word)
+    if low.endswith("σ") and word.endswith("Σ") and len(word) > 1 and word[-2].isalpha():
+        low = low[:-1] + "ς"  # a word-final capital sigma is the final form ς (ΟΔΟΣ -> οδος)
+    return low
 
 
 def _is_upper(char: str) -> bool:
@@ -407,10 +411,19 @@ def _extend_core(token: str, start: int, end: int, inv: Inventory) -> tuple[int,
         start -= 1
     elif lead in _DIGIT_SIGNS and core[:1].isdigit():
         start -= 1
+    elif lead == "." and core[:1].isdigit() and _opens_number(token[:start - 1]):
+        start -= 2 if token[:start - 1].endswith(tuple(_DIGIT_SIGNS)) else 1  # .5, -.5, (.5)
     trail = token[end] if end < len(token) else "\0"
     if trail in _APOSTROPHES and core[-1:] in ("s", "S") and len(core) > 1:
         end += 1
     return start, end
+
+
+def _opens_number(before: str) -> bool:
+    """Whether what precedes a "." before digits leaves it a decimal point (".5", "-.5",
+    "(.5"): nothing but brackets, quotes or a sign, and no other period (not after a word,
+    where it is a mark: "end.5")."""
+    return not any(c.isalnum() or c == "." for c in before)
 
 
 def _is_abbreviation(core: str, inv: Inventory) -> bool:

@@ -313,3 +313,19 @@ def test_written_cases_of_sentence_starts():
                                   ("LOWER",) * 4, labelled.pre, labelled.forms,
                                   labelled.abbreviated)
     assert written_cases(labelled, sentence_case=True) == ("UPPER", "LOWER", "CAP", "LOWER")
+
+
+def test_a_leading_decimal_point_stays_with_its_number():
+    from punctum.text import canonical
+
+    assert canonical("it costs .5 dollars") == "it costs .5 dollars"
+    assert canonical("it was -.5 degrees") == "it was -.5 degrees"
+    assert normalize("it was (.5) here") == ["it", "was", ".5", "here"]
+    assert canonical("the end. 5 more") == "the end. 5 more"  # after a word it is a mark
+
+
+def test_greek_final_sigma_normalises_alike():
+    from punctum.text import UPPER, apply_case
+
+    assert normalize("ΟΔΟΣ") == normalize("οδος") == ["οδος"]
+    assert apply_case("οδος", UPPER) == "ΟΔΟΣ"
