@@ -436,9 +436,12 @@ def _is_abbreviation(core: str, inv: Inventory) -> bool:
 
 
 def _edge_marks(chars: str, lookup: dict, table: str) -> str:
-    """The mark a run of edge characters stands for: the first sentence-final one, else the
-    first mark, else NULL."""
+    """The mark a run of edge characters stands for: after a word, the first sentence-final
+    one, else the first mark; before a word, the one nearest the word ("¡¿Qué?!" opens a
+    question, as its first closing mark says); else NULL."""
     names = [lookup[table][c] for c in chars if c in lookup[table]]
+    if table == "pre":
+        return names[-1] if names else NULL
     final = [n for n in names if n in lookup["final"]]
     return (final or names or [NULL])[0]
 

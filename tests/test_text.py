@@ -329,3 +329,10 @@ def test_greek_final_sigma_normalises_alike():
 
     assert normalize("ΟΔΟΣ") == normalize("οδος") == ["οδος"]
     assert apply_case("οδος", UPPER) == "ΟΔΟΣ"
+
+
+def test_nested_inverted_marks_pair_with_the_closing_mark():
+    from punctum.text import canonical
+
+    assert canonical("¡¿Qué?!", "es") == "¿Qué?"
+    assert canonical("¿¡Qué!?", "es") == "¡Qué!"
