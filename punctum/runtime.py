@@ -36,6 +36,7 @@ from punctum.text import (
     is_address,
     is_initialism,
     is_lowercase_initialism,
+    open_sentences,
     parse,
     render,
     written_cases,
@@ -387,6 +388,7 @@ class Punctuator:
             labelled = merge_labels(given, prediction, options)
             if options.close_text:
                 labelled = close_text(labelled, prediction, self.inventory, self.post_bias)
+            labelled = open_sentences(labelled, self.inventory)  # Spanish ¿ ¡
             sentence_case = options.sentence_case and options.case
             text = render(labelled, self.inventory, lexicon=self.artifact.lexicon,
                           sentence_case=sentence_case)
@@ -527,6 +529,8 @@ class Stream:
     `feed_detailed` / `flush_detailed` return the same as one typed result (or None).
     With lookahead 0 every word is final as soon as it is fed, so nothing is left for
     `flush()` to close: the last word keeps the mark the model gave it without right context.
+    A sentence's first word is final before its end is known, so a stream writes no opening
+    mark the input did not have (Spanish ¿ ¡; `restore` does, `text.open_sentences`).
     """
 
     def __init__(self, punctuator: Punctuator, lookahead: int,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 NULL = "O"
 LOWER, CAP, UPPER, MIX = "LOWER", "CAP", "UPPER", "MIX"
@@ -45,12 +45,15 @@ class Mark:
         text: the character(s) written for it, e.g. ",".
         sentence_final: whether it ends a sentence.
         aliases: other characters parsed as this mark (e.g. ";" read as PERIOD).
+        opens: for a pre-mark, the post-mark whose sentences it opens ("QUESTION" for ¿):
+            `open_sentences` writes it before the first word of each such sentence.
     """
 
     name: str
     text: str
     sentence_final: bool = False
     aliases: tuple[str, ...] = ()
+    opens: str = ""
 
 
 @dataclass(frozen=True)
@@ -144,12 +147,12 @@ class Inventory:
 
 def _mark_to_dict(mark: Mark) -> dict:
     return {"name": mark.name, "text": mark.text, "sentence_final": mark.sentence_final,
-            "aliases": list(mark.aliases)}
+            "aliases": list(mark.aliases), **({"opens": mark.opens} if mark.opens else {})}
 
 
 def _mark_from_dict(data: dict) -> Mark:
     return Mark(data["name"], data["text"], bool(data.get("sentence_final", False)),
-                tuple(data.get("aliases", ())))
+                tuple(data.get("aliases", ())), str(data.get("opens", "")))
 
 
 def _build_lookup(inv: Inventory) -> dict:
@@ -192,7 +195,8 @@ INVENTORIES: dict[str, Inventory] = {
             Mark("QUESTION", "?", True),
             Mark("EXCLAMATION", "!", True),
         ),
-        pre_marks=(Mark("INV_QUESTION", "¿"), Mark("INV_EXCLAMATION", "¡")),
+        pre_marks=(Mark("INV_QUESTION", "¿", opens="QUESTION"),
+                   Mark("INV_EXCLAMATION", "¡", opens="EXCLAMATION")),
         abbreviations=frozenset("sr sra srta dr dra ud uds".split()),
     ),
     "zh": Inventory(
@@ -631,6 +635,22 @@ def written_cases(labelled: Labelled, language: str | Inventory = "en", *,
 def canonical(text: str, language: str | Inventory = "en") -> str:
     """The normal form of a text: ``render(parse(text))``."""
     return render(parse(text, language), language)
+
+
+def open_sentences(labelled: Labelled, language: str | Inventory = "en") -> Labelled:
+    """Labels with each sentence that ends in a mark some pre-mark opens (Spanish ? and !)
+    opened by it on its first word, unless that word has a pre-mark already: what the model,
+    which predicts marks after words only, cannot say. A text's last sentence counts only
+    when it ends in such a mark. Unchanged for languages without such pre-marks."""
+    opener = {m.opens: m.name for m in get_inventory(language).pre_marks if m.opens}
+    if not opener or not len(labelled):
+        return labelled
+    pre = list(labelled.pre)
+    for span in sentence_spans(labelled, language):
+        mark = opener.get(labelled.post[span[-1]])
+        if mark and pre[span[0]] == NULL:
+            pre[span[0]] = mark
+    return replace(labelled, pre=tuple(pre))
 
 
 def sentence_spans(labelled: Labelled, language: str | Inventory = "en") -> list[range]:

@@ -797,3 +797,11 @@ def test_a_cue_of_fillers_alone_is_left_out_when_converting():
     srt = formats.convert(formats.loads(json.dumps(hf), "hf"), "srt")
     assert [c.text for c in srt.cues] == ["hello", "world"]
 
+
+
+def test_restored_spanish_subtitles_open_their_questions():
+    srt = ("1\n00:00:01,000 --> 00:00:02,000\nqué hora es\n\n"
+           "2\n00:00:02,000 --> 00:00:03,000\nson las tres\n")
+    punctuator = ScriptedPunctuator("qué hora es? son las tres.", language="es")
+    restored = formats.restore_transcript(formats.loads(srt, "srt"), punctuator)
+    assert [c.text for c in restored.cues] == ["¿Qué hora es?", "Son las tres."]

@@ -336,3 +336,15 @@ def test_nested_inverted_marks_pair_with_the_closing_mark():
 
     assert canonical("¡¿Qué?!", "es") == "¿Qué?"
     assert canonical("¿¡Qué!?", "es") == "¡Qué!"
+
+
+def test_spanish_questions_and_exclamations_are_opened():
+    from punctum.text import open_sentences, render
+
+    labelled = parse("qué hora es? son las tres. qué bien!", "es")
+    assert set(labelled.pre) == {"O"}  # the model predicts marks after words only
+    opened = open_sentences(labelled, "es")
+    assert render(opened, "es", sentence_case=True) == "¿Qué hora es? Son las tres. ¡Qué bien!"
+    assert open_sentences(parse("so what?"), "en") == parse("so what?")  # no pre-marks
+    kept = parse("¡qué hora es?", "es")  # a pre-mark already there stays
+    assert open_sentences(kept, "es").pre == kept.pre

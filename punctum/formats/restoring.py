@@ -20,7 +20,7 @@ from punctum.formats.transcript import (
     needs_space,
 )
 from punctum.runtime import RestoreOptions, close_text, merge_labels
-from punctum.text import Labelled, parse, render
+from punctum.text import Labelled, open_sentences, parse, render
 
 # Markup that separates words as whitespace does: line-break tags and no-break spaces.
 _SEPARATOR = re.compile(r"<br\s*/?>|&nbsp;|&#160;|&#[xX][aA]0;", re.IGNORECASE)
@@ -151,6 +151,7 @@ def restore_transcript(transcript: Transcript, punctuator,
         if options.close_text:
             labelled = close_text(labelled, prediction, inventory,
                                   getattr(punctuator, "post_bias", None))
+        labelled = open_sentences(labelled, inventory)  # Spanish ¿ ¡
         keys = [(c, t) for c in doc for t in range(len(parsed[c]))]
         counts = [len(parsed[c][t]) for c, t in keys]
         rendered = _render_tokens(labelled, counts, punctuator, options)
