@@ -392,7 +392,8 @@ class Punctuator:
             sentence_case = options.sentence_case and options.case
             text = render(labelled, self.inventory, lexicon=self.artifact.lexicon,
                           sentence_case=sentence_case)
-            cases = written_cases(labelled, self.inventory, sentence_case=sentence_case)
+            cases = written_cases(labelled, self.inventory, sentence_case=sentence_case,
+                                  lexicon=self.artifact.lexicon)
             results.append(Restored(text, labelled, prediction, cases))
         return results
 
@@ -614,7 +615,8 @@ class Stream:
         text = render(labelled, inventory, lexicon=self.punctuator.artifact.lexicon,
                       sentence_case=sentence_case, sentence_start=self._sentence_start)
         cases = written_cases(labelled, inventory, sentence_case=sentence_case,
-                              sentence_start=self._sentence_start)
+                              sentence_start=self._sentence_start,
+                              lexicon=self.punctuator.artifact.lexicon)
         self._sentence_start = labelled.post[-1] in inventory.sentence_final
         return Restored(text, labelled, prediction, cases)
 

@@ -571,7 +571,7 @@ def render(
     """
     inv = get_inventory(language)
     cases = written_cases(labelled, inv, sentence_case=sentence_case,
-                          sentence_start=sentence_start)
+                          sentence_start=sentence_start, lexicon=lexicon)
     parts: list[str] = []
     for i, word in enumerate(labelled.words):
         case = cases[i]
@@ -614,12 +614,14 @@ def is_initialism(word: str) -> bool:
 
 
 def written_cases(labelled: Labelled, language: str | Inventory = "en", *,
-                  sentence_case: bool = False, sentence_start: bool = True) -> tuple[str, ...]:
+                  sentence_case: bool = False, sentence_start: bool = True,
+                  lexicon: dict[str, str] | None = None) -> tuple[str, ...]:
     """The case each word is written in by `render` with the same options, (n,).
 
     With sentence_case, a LOWER word that starts a sentence is written CAP (an initialism,
     `is_initialism`, UPPER: S.O.S.; an address, `is_address`, stays lowercase). A word that
-    no case changes (a number, CJK) is LOWER whatever its label.
+    no case changes (a number, CJK) is LOWER whatever its label, and a MIX word without a
+    form (in `labelled.forms` or `lexicon`, as render takes them) is CAP, as it is written.
     """
     cases = list(labelled.case)
     if sentence_case:
@@ -628,6 +630,9 @@ def written_cases(labelled: Labelled, language: str | Inventory = "en", *,
             if sentence_start and cases[i] == LOWER and not is_address(word):
                 cases[i] = UPPER if is_initialism(word) else CAP
             sentence_start = post in final
+    forms = [f or (lexicon or {}).get(w) for w, f in zip(labelled.words, labelled.forms)]
+    cases = [CAP if c == MIX and apply_case(w, c, f) == apply_case(w, CAP) else c
+             for w, c, f in zip(labelled.words, cases, forms)]  # MIX without a form
     return tuple(LOWER if c in (CAP, UPPER) and apply_case(w, c) == w else c
                  for w, c in zip(labelled.words, cases))
 

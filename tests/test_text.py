@@ -348,3 +348,13 @@ def test_spanish_questions_and_exclamations_are_opened():
     assert open_sentences(parse("so what?"), "en") == parse("so what?")  # no pre-marks
     kept = parse("¡qué hora es?", "es")  # a pre-mark already there stays
     assert open_sentences(kept, "es").pre == kept.pre
+
+
+def test_a_mix_word_without_a_form_is_reported_as_written():
+    from punctum.text import Labelled, render, written_cases
+
+    labelled = Labelled(("abc", "iphone", "5"), ("O", "O", "O"), ("MIX", "MIX", "MIX"),
+                        ("O",) * 3, (None, None, None), (False,) * 3)
+    lexicon = {"iphone": "iPhone"}
+    assert render(labelled, lexicon=lexicon) == "Abc iPhone 5"
+    assert written_cases(labelled, lexicon=lexicon) == ("CAP", "MIX", "LOWER")
