@@ -805,3 +805,23 @@ def test_restored_spanish_subtitles_open_their_questions():
     punctuator = ScriptedPunctuator("qué hora es? son las tres.", language="es")
     restored = formats.restore_transcript(formats.loads(srt, "srt"), punctuator)
     assert [c.text for c in restored.cues] == ["¿Qué hora es?", "Son las tres."]
+
+
+def test_whisper_word_pieces_are_one_word_for_the_model():
+    words = [{"word": w, "start": i / 2, "end": i / 2 + 0.4} for i, w in
+             enumerate([" it", " costs", " $1", ",000", " don", "'t", " go"])]
+    content = _json({"segments": [{"start": 0.0, "end": 4.0, "text": " x", "words": words}]})
+    transcript, restored, punctuator = _restored_cues(content, "whisper",
+                                                      "It costs $1,000. Don't go.")
+    assert punctuator.calls == [["it", "costs", "$1,000", "don't", "go"]]
+    segment = json.loads(formats.dumps(restored))["segments"][0]
+    assert [w["word"] for w in segment["words"]] == [
+        " It", " costs", " $1", ",000.", " Don", "'t", " go."]
+    assert segment["text"] == " It costs $1,000. Don't go."
+    assert formats.dumps(formats.convert(restored, "text")) == "It costs $1,000. Don't go.\n"
+    from punctum.formats.restoring import _parse_groups, _word_groups
+
+    cue = transcript.cues[0]
+    parsed = [_parse_groups(cue, _word_groups(cue), punctuator.inventory, str)]
+    pauses = formats.word_pauses(transcript, parsed, [0])
+    assert pauses[2] == pytest.approx(2.0 - 1.9)  # after "$1,000": from its last piece's end

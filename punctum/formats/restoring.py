@@ -50,17 +50,22 @@ def convert(transcript: Transcript, format: str) -> Transcript:
     # and WebVTT needs &, < and > written as references ("AT&T" -> "AT&amp;T", "-->")
     write = (decode_references if transcript.format in SUBTITLES and format not in SUBTITLES
              else _escape_vtt if format == "vtt" and transcript.format != "vtt" else str)
+    # JSON word records that carry their spaces (Whisper's " Don" "'t") are joined as they
+    # are written; records that carry none (WhisperX) get a space between words
+    spacing = "written" if any(_separates(token.before) for c in kept
+                               for token in c.tokens[1:]) else "records"
     if format == "text":
         groups = ([[c] for c in kept] if transcript.format in INDEPENDENT_CUES
                   else [kept] if kept else [])
-        cues = tuple(Cue(None, None, _plain_tokens(_joined(g), "", False, write))
+        cues = tuple(Cue(None, None, _plain_tokens(_joined(g), "", False, write, spacing))
                      for g in groups)
         return Transcript("text", cues, {"newline": newline, "trailer": "\n"})
     breaks = transcript.format in SUBTITLES and format in SUBTITLES
     first = " " if format == "whisper" else ""
     cues = tuple(Cue(c.start, c.end, plain) for c in kept
                  # a cue whose only tokens were fillers or markup ("[noise]") is left out
-                 if (plain := _plain_tokens(c.tokens, first, breaks, write)) or not c.tokens)
+                 if (plain := _plain_tokens(c.tokens, first, breaks, write, spacing))
+                 or not c.tokens)
     return Transcript(format, cues, {"newline": newline})
 
 
@@ -80,12 +85,13 @@ def _escape_vtt(text: str) -> str:
 
 
 def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool,
-                  write: Callable[[str], str] = str) -> tuple[Token, ...]:
+                  write: Callable[[str], str] = str,
+                  spacing: str = "records") -> tuple[Token, ...]:
     """Tokens without markup or records; gaps become "", " " (or "\\n" when kept).
 
-    A gap is a space when it holds whitespace, a line-break tag or a no-break space, or when
-    both tokens are word records (JSON words, which need no whitespace between them) of a
-    script written with spaces (`needs_space`).
+    A gap is a space when it holds whitespace, a line-break tag or a no-break space, or, with
+    spacing "records" (records that carry no spaces: WhisperX), when both tokens are word
+    records of a script written with spaces (`needs_space`).
     `write` maps each token's text (decoding or writing character references).
     """
     out: list[Token] = []
@@ -93,7 +99,8 @@ def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool,
     for token in tokens:
         gap += token.before
         if token.text:
-            separate = _separates(gap) or (after_record and bool(token.extra)
+            separate = _separates(gap) or (spacing == "records" and after_record
+                                           and bool(token.extra)
                                            and needs_space(out[-1].text, token.text))
             space = ("\n" if line_breaks and ("\n" in gap or "<br" in gap.lower())
                      else " " if separate else "")
@@ -136,8 +143,9 @@ def restore_transcript(transcript: Transcript, punctuator,
     inventory = punctuator.inventory
     subtitles = transcript.format in SUBTITLES
     model_text = decode_references if subtitles else str
-    parsed = [[parse(model_text(token.text), inventory) for token in cue.tokens]
-              for cue in transcript.cues]
+    groups = [_word_groups(cue) for cue in transcript.cues]
+    parsed = [_parse_groups(cue, cue_groups, inventory, model_text)
+              for cue, cue_groups in zip(transcript.cues, groups)]
     documents = [d for d in _documents(transcript) if any(len(p) for c in d for p in parsed[c])]
     given = [_concat([p for c in doc for p in parsed[c]]) for doc in documents]
     timing = {}
@@ -159,7 +167,68 @@ def restore_transcript(transcript: Transcript, punctuator,
             rendered = [r if r is None else encode_like(r, transcript.cues[c].tokens[t].text)
                         for (c, t), r in zip(keys, rendered)]
         texts.update((k, r) for k, r in zip(keys, rendered) if r is not None)
+    for c, cue_groups in enumerate(groups):  # a word written in pieces: each gets its part
+        for group in (g for g in cue_groups if len(g) > 1 and (c, g[0]) in texts):
+            pieces = [transcript.cues[c].tokens[t].text for t in group]
+            for t, text in zip(group, _split_word_pieces(texts.pop((c, group[0])), pieces)):
+                texts[(c, t)] = text
     return _with_texts(transcript, texts)
+
+
+def _word_groups(cue: Cue) -> list[list[int]]:
+    """Token indexes of each written word. A JSON word record with nothing before it
+    continues the word before, where the cue's records carry their spaces (Whisper splits
+    " $1" ",000." and " Don" "'t"); WhisperX's records carry none, and each is a word."""
+    spaced = any(_separates(token.before) for token in cue.tokens)
+    groups: list[list[int]] = []
+    for t, token in enumerate(cue.tokens):
+        previous = cue.tokens[t - 1] if t else None
+        if (spaced and previous is not None and previous.text and not previous.after
+                and token.extra and token.text and not token.before):
+            groups[-1].append(t)
+        else:
+            groups.append([t])
+    return groups
+
+
+def _parse_groups(cue: Cue, groups: list[list[int]], inventory, model_text) -> list[Labelled]:
+    """Per token, its words: a group's words on its first token, none on the others."""
+    parsed = []
+    for group in groups:
+        text = "".join(cue.tokens[t].text for t in group)
+        parsed.append(parse(model_text(text), inventory))
+        parsed.extend(parse("", inventory) for _ in group[1:])
+    return parsed
+
+
+def _split_word_pieces(rendered: str, pieces: list[str]) -> list[str]:
+    """A restored word cut back into the pieces it was written in ("$1,000." -> "$1",
+    ",000."): each piece keeps its letters with their new case, marks added before the
+    word go to the first piece and marks after it to the last. When the word itself
+    changed (its letters do not line up), the pieces stay as they were."""
+    joined = "".join(pieces)
+    core = _core_span(joined)
+    new = _core_span(rendered)
+    if joined[core[0]:core[1]].lower() != rendered[new[0]:new[1]].lower():
+        return pieces
+    out, position = [], 0
+    for k, piece in enumerate(pieces):
+        start, end = position, position + len(piece)
+        position = end
+        part = rendered[new[0] + max(start, core[0]) - core[0]:
+                        new[0] + min(max(end, core[0]), core[1]) - core[0]]
+        if k == 0:
+            part = rendered[:new[0]] + part
+        if k == len(pieces) - 1:
+            part = part + rendered[new[1]:]
+        out.append(part)
+    return out
+
+
+def _core_span(text: str) -> tuple[int, int]:
+    """[start, end) of text between its first and last letter or digit."""
+    alnum = [i for i, char in enumerate(text) if char.isalnum()]
+    return (alnum[0], alnum[-1] + 1) if alnum else (0, 0)
 
 
 def word_pauses(transcript: Transcript, parsed, doc: list[int]) -> np.ndarray:
@@ -175,12 +244,14 @@ def word_pauses(transcript: Transcript, parsed, doc: list[int]) -> np.ndarray:
     for c in doc:
         cue = transcript.cues[c]
         with_words = [t for t in range(len(cue.tokens)) if len(parsed[c][t])]
-        for t in with_words:
+        for k, t in enumerate(with_words):
             token = cue.tokens[t]
             start = token.start if token.start is not None else (
                 cue.start if t == with_words[0] else None)
-            end = token.end if token.end is not None else (
-                cue.end if t == with_words[-1] else None)
+            following = with_words[k + 1] if k + 1 < len(with_words) else len(cue.tokens)
+            ends = [cue.tokens[j].end for j in range(t, following)  # a word's later pieces
+                    if cue.tokens[j].end is not None and (j == t or cue.tokens[j].text)]
+            end = ends[-1] if ends else (cue.end if t == with_words[-1] else None)
             spans.append((len(parsed[c][t]), start, end))
     out = np.full(sum(n for n, _, _ in spans), np.nan)
     position = 0
