@@ -22,7 +22,7 @@ import os
 import sys
 from pathlib import Path
 
-from punctum.fileio import NotUtf8Error, printable
+from punctum.fileio import NotUtf8Error, printable, standard_stream
 from punctum.version import __version__
 
 EXIT_USAGE = 2
@@ -226,10 +226,14 @@ def _run_restore(args) -> int:
     if args.output == "":
         raise ValueError("-o/--output needs a path ('-' for standard output)")
     targets = [_restore_target(args.output, s, len(sources), options) for s in sources]
-    _check_distinct_targets(targets, sources)
-    _check_outputs_are_not_inputs([t for t in targets if t != "-"],
-                                  [s.name for s in sources if s.lines is None])
-    if args.output and (len(sources) > 1 or _names_folder(args.output)):
+    streamed = args.output is not None and standard_stream(args.output) is not None
+    if not streamed:
+        _check_distinct_targets(targets, sources)
+        _check_outputs_are_not_inputs(targets, [s.name for s in sources if s.lines is None])
+    if args.output and not streamed and (len(sources) > 1 or _names_folder(args.output)):
+        if os.path.exists(args.output) and not os.path.isdir(args.output):
+            raise ValueError(f"-o {args.output}: is a file; several inputs need a folder "
+                             f"(or - for standard output)")
         os.makedirs(args.output, exist_ok=True)
     punctuator = Punctuator.load(args.model, threads=args.threads, post_bias=_post_bias(args))
     for source, target in zip(sources, targets):
@@ -391,8 +395,9 @@ def _restore_target(output: str | None, source, n_sources: int, options) -> str 
     path ending in "/"), a file in it named after each input."""
     from punctum.batch import output_name
 
-    if output is None or (n_sources == 1 and not _names_folder(output)):
-        return output
+    if output is None or standard_stream(output) is not None or (
+            n_sources == 1 and not _names_folder(output)):
+        return output  # several inputs to "-" are written one after another
     if source.lines is not None:  # stdin or arguments: no name to give the file
         raise ValueError(f"-o {output}: is a folder; give a file path for {source.name}")
     name = output_name(os.path.basename(source.name), source.format,

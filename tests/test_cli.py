@@ -84,6 +84,20 @@ def test_output_to_a_folder_for_one_input(tiny_artifact, tmp_path, capsys):
     assert code == 2 and "is an input" in err and source.read_bytes() == before
 
 
+def test_several_inputs_to_standard_output_or_a_file(tiny_artifact, tmp_path, capsys,
+                                                     monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name, text in (("a.txt", "we see a boat\n"), ("b.txt", "so what do you think\n")):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    code, out, _ = _restore(["-i", "a.txt", "-i", "b.txt", "-o", "-"], tiny_artifact, capsys)
+    assert code == 0 and not (tmp_path / "-").exists()
+    assert [normalize(line) for line in out.splitlines()] == [
+        ["we", "see", "a", "boat"], ["so", "what", "do", "you", "think"]]
+    code, _, err = _restore(["-i", "a.txt", "-i", "b.txt", "-o", "b.txt"], tiny_artifact,
+                            capsys)
+    assert code == 2 and "is a file; several inputs need a folder" in err
+
+
 def test_two_inputs_for_one_output_file_are_refused(tiny_artifact, tmp_path, capsys):
     for folder in ("d1", "d2"):
         (tmp_path / folder).mkdir()
