@@ -825,3 +825,12 @@ def test_whisper_word_pieces_are_one_word_for_the_model():
     parsed = [_parse_groups(cue, _word_groups(cue), punctuator.inventory, str)]
     pauses = formats.word_pauses(transcript, parsed, [0])
     assert pauses[2] == pytest.approx(2.0 - 1.9)  # after "$1,000": from its last piece's end
+
+
+def test_a_manifest_output_key_never_replaces_another_field():
+    content = _lines([{"audio_filepath": "a.wav", "pred_text": "so what", "text": "So what?"}])
+    transcript = formats.loads(content, "nemo")
+    with pytest.raises(ValueError, match="record 1 already has a 'text' field"):
+        formats.dumps(transcript, output_key="text")
+    assert json.loads(formats.dumps(transcript, output_key="restored"))["restored"] == "so what"
+    assert formats.dumps(transcript, output_key="pred_text") == content  # the text read

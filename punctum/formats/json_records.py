@@ -476,7 +476,13 @@ def _nemo_cue(record: Any, path: tuple, text_key: str) -> Cue:
 
 def _dump_nemo(transcript: Transcript, output_key: str | None) -> str:
     style = transcript.meta.get("json_style", JsonStyle())
-    key = output_key or transcript.meta.get("text_key", "pred_text")
+    text_key = transcript.meta.get("text_key", "pred_text")
+    key = output_key or text_key
+    taken = next((i for i, cue in enumerate(transcript.cues) if key != text_key
+                  and key in cue.extra), None)
+    if taken is not None:  # an audio path or a reference transcript would be replaced
+        raise ValueError(f"record {taken + 1} already has a {key!r} field; choose an output "
+                         f"key the manifest does not use (or {text_key!r}, the text read)")
     records = []
     for cue in transcript.cues:
         record = dict(cue.extra)
