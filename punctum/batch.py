@@ -365,8 +365,9 @@ def _check_target_outside(target: str, input_dir: str) -> None:
 
 
 def list_inputs(folder: str, unreadable: list[OSError] | None = None) -> list[str]:
-    """Relative paths of the files under `folder`, sorted; hidden files and folders and
-    temporary files (editor backups, partial downloads) are left out. Subfolders that
+    """Relative paths of the regular files under `folder` (or links to them), sorted;
+    hidden files and folders, temporary files (editor backups, partial downloads) and
+    pipes or devices are left out. Subfolders that
     cannot be read are appended to `unreadable` (when given) instead of being skipped
     without a word."""
     found = []
@@ -374,8 +375,13 @@ def list_inputs(folder: str, unreadable: list[OSError] | None = None) -> list[st
                                      else unreadable.append):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
-            if not name.startswith(".") and not _TEMPORARY.search(name):
-                found.append(os.path.relpath(os.path.join(root, name), folder))
+            path = os.path.join(root, name)
+            if name.startswith(".") or _TEMPORARY.search(name):
+                continue
+            if not os.path.isfile(path):  # a pipe or device would block or never end
+                log.warning("%s: not a regular file; skipped", path)
+                continue
+            found.append(os.path.relpath(path, folder))
     return sorted(found)
 
 

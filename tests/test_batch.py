@@ -415,3 +415,13 @@ def test_a_file_name_with_a_newline_stays_on_one_summary_line(tmp_path, capsys):
     failures = lines[lines.index("1 of 2 files failed:") + 1:]
     assert code == 1 and len(failures) == 1
     assert "two\\nlines.txt" in failures[0] and "not valid UTF-8" in failures[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_named_pipe_in_the_input_folder_is_skipped(tmp_path, capsys):
+    root = tmp_path / "in"
+    _write(root / "good.txt", "we met in town\n")
+    os.mkfifo(root / "pipe.txt")
+    code, err = _restore_dir(capsys, root, tmp_path / "out")
+    assert code == 0 and "restored 1 file" in err
+    assert sorted(_outputs(tmp_path / "out")) == ["good.txt"]
