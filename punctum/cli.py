@@ -227,6 +227,8 @@ def _run_restore(args) -> int:
         raise ValueError("-o/--output needs a path ('-' for standard output)")
     targets = [_restore_target(args.output, s, len(sources), options) for s in sources]
     streamed = args.output is not None and standard_stream(args.output) is not None
+    for source, target in zip(sources, targets):
+        _check_output_suffix(target, options.output_format(source.format), source.name)
     if not streamed:
         _check_distinct_targets(targets, sources)
         _check_outputs_are_not_inputs(targets, [s.name for s in sources if s.lines is None])
@@ -374,6 +376,18 @@ def _restore_sources(args, options) -> list:
                 if os.path.isfile(path) else Source(path, default)  # a pipe: -i <(command)
                 for path in args.input]
     return [stdin]
+
+
+def _check_output_suffix(target: str | None, output_format: str, name: str) -> None:
+    """ValueError when -o names a subtitle file of another format than is written (SRT in
+    out.vtt, JSON in out.srt could not be read back as their names say)."""
+    if target is None or standard_stream(target) is not None:
+        return
+    suffix = os.path.splitext(target.removesuffix(".gz"))[1].lower()
+    named = {".srt": "srt", ".vtt": "vtt"}.get(suffix)
+    if named is not None and named != output_format:
+        raise ValueError(f"{target}: the output of {name} is {output_format}, not {named}; "
+                         f"add --to {named} to convert it, or name the file otherwise")
 
 
 def _check_distinct_targets(targets: list, sources: list) -> None:

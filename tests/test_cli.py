@@ -98,6 +98,18 @@ def test_several_inputs_to_standard_output_or_a_file(tiny_artifact, tmp_path, ca
     assert code == 2 and "is a file; several inputs need a folder" in err
 
 
+def test_an_output_named_as_another_subtitle_format_is_refused(tiny_artifact, tmp_path,
+                                                                capsys):
+    srt = tmp_path / "a.srt"
+    srt.write_text("1\n00:00:01,000 --> 00:00:02,000\nwe see a boat\n", encoding="utf-8")
+    code, _, err = _restore(["-i", str(srt), "-o", str(tmp_path / "out.vtt")], tiny_artifact,
+                            capsys)
+    assert code == 2 and "is srt, not vtt; add --to vtt" in err
+    code, _, _ = _restore(["-i", str(srt), "-o", str(tmp_path / "out.vtt"), "--to", "vtt"],
+                          tiny_artifact, capsys)
+    assert code == 0 and (tmp_path / "out.vtt").read_text().startswith("WEBVTT")
+
+
 def test_two_inputs_for_one_output_file_are_refused(tiny_artifact, tmp_path, capsys):
     for folder in ("d1", "d2"):
         (tmp_path / folder).mkdir()
