@@ -101,6 +101,10 @@ class FileOptions:
             return input_format if input_format in JSON_FORMATS else "whisper"
         return self.to
 
+    def writes_json_lines(self, input_format: str) -> bool:
+        """Whether text input is written as JSON lines (--json, or --to json)."""
+        return input_format == "text" and (self.as_json or self.to == "json")
+
     def check(self, name: str, input_format: str) -> None:
         """ValueError, naming the input, when these options cannot apply to it."""
         output_format = self.output_format(input_format)
@@ -130,9 +134,13 @@ class Source:
     lines: Iterable[str] | None = None
 
 
-def output_name(name: str, input_format: str, output_format: str) -> str:
-    """The output file name of an input: .gz dropped, extension changed with the format."""
+def output_name(name: str, input_format: str, output_format: str,
+                json_lines: bool = False) -> str:
+    """The output file name of an input: .gz dropped, extension changed with the format
+    (`json_lines`: text restored as JSON lines, --json, is .jsonl)."""
     base = name.removesuffix(".gz")
+    if json_lines:
+        return os.path.splitext(base)[0] + ".jsonl"
     if output_format == input_format:
         return base
     return os.path.splitext(base)[0] + formats.EXTENSIONS[output_format]
@@ -389,10 +397,11 @@ def _plan_file(source: str, relative: str, options: BatchOptions) -> FileTask:
     file = options.file
     if file.to is None:
         input_format = file.input_format
-        target = output_name(relative, "text", "text")
+        target = output_name(relative, "text", "text", json_lines=file.as_json)
     else:
         input_format = file.input_format_of(source)
-        target = output_name(relative, input_format, file.output_format(input_format))
+        target = output_name(relative, input_format, file.output_format(input_format),
+                             json_lines=file.writes_json_lines(input_format))
     return FileTask(source, os.path.join(options.output_dir, target), input_format)
 
 

@@ -415,7 +415,8 @@ def _restore_target(output: str | None, source, n_sources: int, options) -> str 
     if source.lines is not None:  # stdin or arguments: no name to give the file
         raise ValueError(f"-o {output}: is a folder; give a file path for {source.name}")
     name = output_name(os.path.basename(source.name), source.format,
-                       options.output_format(source.format))
+                       options.output_format(source.format),
+                       json_lines=options.writes_json_lines(source.format))
     return os.path.join(output, name)
 
 

@@ -110,6 +110,14 @@ def test_an_output_named_as_another_subtitle_format_is_refused(tiny_artifact, tm
     assert code == 0 and (tmp_path / "out.vtt").read_text().startswith("WEBVTT")
 
 
+def test_text_restored_as_json_lines_is_named_jsonl(tiny_artifact, tmp_path, capsys):
+    source = tmp_path / "talk.txt"
+    source.write_text("we see a boat\n", encoding="utf-8")
+    code, _, _ = _restore(["-i", str(source), "--json", "-o", str(tmp_path / "out") + "/"],
+                          tiny_artifact, capsys)
+    assert code == 0 and (tmp_path / "out" / "talk.jsonl").is_file()
+
+
 def test_two_inputs_for_one_output_file_are_refused(tiny_artifact, tmp_path, capsys):
     for folder in ("d1", "d2"):
         (tmp_path / folder).mkdir()
