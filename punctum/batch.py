@@ -108,9 +108,14 @@ class FileOptions:
     def check(self, name: str, input_format: str) -> None:
         """ValueError, naming the input, when these options cannot apply to it."""
         output_format = self.output_format(input_format)
+        if self.as_json and self.to not in (None, "json"):
+            raise ValueError(f"{name}: --json writes JSON lines and --to {self.to} writes "
+                             f"{self.to}; give one of them")
         if self.as_json and input_format != "text":
-            raise ValueError(f"{name}: --json is for text input; use --to json for "
-                             f"{input_format} input")
+            hint = ("use --to json" if input_format not in formats.UNTIMED
+                    else "its restored text is written in its own format")
+            raise ValueError(f"{name}: --json is for plain text input; for {input_format} "
+                             f"input {hint}")
         if input_format in formats.UNTIMED and output_format in (*formats.SUBTITLES, "whisper"):
             raise ValueError(f"{name}: {input_format} input has no timings; cannot write "
                              f"{output_format}")

@@ -231,7 +231,13 @@ def _run_restore(args) -> int:
         _check_output_suffix(target, options.output_format(source.format), source.name)
     if not streamed:
         _check_distinct_targets(targets, sources)
-        _check_outputs_are_not_inputs(targets, [s.name for s in sources if s.lines is None])
+        files = [s.name for s in sources if s.lines is None]
+        _check_outputs_are_not_inputs(targets, files)
+        for target, source in zip(targets, sources):  # talk.srt beside talk.srt.gz
+            if target is not None and source.name.endswith(".gz") and os.path.exists(
+                    target) and os.path.realpath(target) == os.path.realpath(source.name[:-3]):
+                raise ValueError(f"{target}: exists beside the input {source.name}; the "
+                                 f"output would replace it (name -o a file)")
     if args.output and not streamed and (len(sources) > 1 or _names_folder(args.output)):
         if os.path.exists(args.output) and not os.path.isdir(args.output):
             raise ValueError(f"-o {args.output}: is a file; several inputs need a folder "
@@ -264,7 +270,13 @@ def _mark_offset(value: str) -> tuple[str, float]:
         number = float("nan")
     if not sep or not mark.strip() or not math.isfinite(number):
         raise argparse.ArgumentTypeError(f"expected MARK=OFFSET such as COMMA=0.5, got {value!r}")
+    if abs(number) > MAX_BIAS:
+        raise argparse.ArgumentTypeError(f"an offset is a log-probability shift from "
+                                         f"-{MAX_BIAS:g} to {MAX_BIAS:g}, got {value!r}")
     return mark.strip().upper(), number
+
+
+MAX_BIAS = 50.0  # beyond this a mark always or never wins; larger values overflow exp()
 
 
 def _post_bias(args) -> dict[str, float] | None:

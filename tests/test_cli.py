@@ -118,6 +118,22 @@ def test_text_restored_as_json_lines_is_named_jsonl(tiny_artifact, tmp_path, cap
     assert code == 0 and (tmp_path / "out" / "talk.jsonl").is_file()
 
 
+def test_flag_conflicts_and_gz_siblings_are_refused(tiny_artifact, tmp_path, capsys,
+                                                     monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _restore(["--json", "--to", "text", "we see"], tiny_artifact, capsys)
+    assert code == 2 and "give one of them" in err
+    with pytest.raises(SystemExit):
+        main(["restore", "--model", str(tiny_artifact), "--bias", "PERIOD=1e308", "hi"])
+    assert "from -50 to 50" in capsys.readouterr().err
+    with gzip.open(tmp_path / "talk.txt.gz", "wt", encoding="utf-8") as handle:
+        handle.write("we see a boat\n")
+    (tmp_path / "talk.txt").write_text("kept by hand\n", encoding="utf-8")
+    code, _, err = _restore(["-i", "talk.txt.gz", "-o", "./"], tiny_artifact, capsys)
+    assert code == 2 and "exists beside the input" in err
+    assert (tmp_path / "talk.txt").read_text() == "kept by hand\n"
+
+
 def test_two_inputs_for_one_output_file_are_refused(tiny_artifact, tmp_path, capsys):
     for folder in ("d1", "d2"):
         (tmp_path / folder).mkdir()

@@ -276,3 +276,9 @@ def test_fillers_in_transformers_chunks_and_sphinx_text_stay_out_of_the_model():
     punctuator = ScriptedPunctuator("So, what do you think?")
     restored = formats.restore_transcript(formats.loads(sphinx, "sphinx"), punctuator)
     assert json.loads(formats.dumps(restored))["t"] == "<unk> So, what do you think?"
+
+
+def test_kaldi_text_converted_to_text_keeps_a_line_per_utterance():
+    transcript = formats.loads("u1\nu2 so what\nu4  \n", "kaldi")
+    assert formats.dumps(formats.convert(transcript, "text")) == "\nso what\n\n"
+

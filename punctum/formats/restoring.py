@@ -42,7 +42,9 @@ def convert(transcript: Transcript, format: str) -> Transcript:
     if format not in ("text", "srt", "vtt", "whisper"):
         raise ValueError(f"can convert to text, srt, vtt or whisper, not {format!r}")
     newline = transcript.meta.get("newline", "\n")
-    kept = [c for c in transcript.cues if c.tokens or c.start is not None]
+    independent_to_text = format == "text" and transcript.format in INDEPENDENT_CUES
+    kept = [c for c in transcript.cues  # one line per utterance, empty ones too (Kaldi)
+            if c.tokens or c.start is not None or independent_to_text]
     if format in (*SUBTITLES, "whisper") and any(c.start is None or c.end is None
                                                   for c in kept):
         raise ValueError(f"{transcript.format} has no cue times; cannot write {format}")
