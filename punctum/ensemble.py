@@ -92,7 +92,8 @@ class EnsemblePunctuator(Punctuator):
         case_probs = np.mean([p.case_probs for p in predictions], axis=0, dtype=np.float32)
         post = tuple(self.post_labels[i] for i in calibration.decide(post_probs,
                                                                      self.post_bias))
-        case = decide_case(words, case_probs, self.case_labels, self.capitalised)
+        case = decide_case(words, case_probs, self.case_labels, self.capitalised,
+                           self.inventory.abbreviations)
         return Prediction(tuple(words), post, case, post_probs, case_probs,
                           self.post_labels, self.case_labels)
 

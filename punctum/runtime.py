@@ -350,7 +350,8 @@ class Punctuator:
             case_probs[has] = case_sub[encoding.label_positions[has]]
         post = tuple(self.post_labels[i] for i in calibration.decide(post_probs,
                                                                      self.post_bias))
-        case = decide_case(words, case_probs, self.case_labels, self.capitalised)
+        case = decide_case(words, case_probs, self.case_labels, self.capitalised,
+                           self.inventory.abbreviations)
         return Prediction(tuple(words), post, case, post_probs, case_probs, self.post_labels,
                           self.case_labels)
 
@@ -447,12 +448,14 @@ class Punctuator:
 
 
 def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Sequence[str],
-                capitalised: frozenset = frozenset()) -> tuple[str, ...]:
+                capitalised: frozenset = frozenset(),
+                abbreviations: frozenset = frozenset()) -> tuple[str, ...]:
     """Each word's case: the most probable label, except that a word of `capitalised`
     (names the training text always writes Capitalised, capitalised.json) is never LOWER,
     an address (`text.is_address`: joe@example.com) is written in lowercase, a dotted
     initialism (`text.is_initialism`: s.o.s) predicted CAP or MIX is UPPER and e.g, i.e,
-    a.m, p.m predicted UPPER are LOWER (capitalised only at a sentence start).
+    a.m, p.m predicted UPPER are LOWER (capitalised only at a sentence start) and a listed
+    abbreviation (`Inventory.abbreviations`: mr, dr) predicted UPPER is CAP.
 
     Args:
         words: (n,) normalised words.
@@ -462,7 +465,8 @@ def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Seque
     if capitalised:
         case = [CAP if c == LOWER and w in capitalised else c for w, c in zip(words, case)]
     case = [UPPER if c in (CAP, MIX) and is_initialism(w) else
-            LOWER if c == UPPER and is_lowercase_initialism(w) else c  # e.g., not E.G.
+            LOWER if c == UPPER and is_lowercase_initialism(w) else  # e.g., not E.G.
+            CAP if c == UPPER and w in abbreviations else c  # Mr, not MR
             for w, c in zip(words, case)]
     return tuple(LOWER if is_address(w) else c for w, c in zip(words, case))
 

@@ -473,3 +473,14 @@ def test_a_keep_existing_stream_revises_the_marks_it_guessed(punctuator):
         else:
             assert with_keep == " ".join(pieces)
 
+
+
+def test_a_title_predicted_upper_is_capitalised():
+    import numpy as np
+
+    from punctum.runtime import decide_case
+
+    labels = ("LOWER", "CAP", "UPPER", "MIX")
+    upper = np.tile(np.array([0.1, 0.2, 0.6, 0.1]), (2, 1))
+    assert decide_case(["mr", "nasa"], upper, labels, abbreviations=frozenset({"mr"})) == (
+        "CAP", "UPPER")
