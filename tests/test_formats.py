@@ -656,6 +656,7 @@ def test_cli_stdin_with_format(tiny_artifact, capsys, monkeypatch):
 
 @pytest.mark.parametrize("args, name, content, message", [
     (["--json"], "in.srt", SRT, "--json is for plain text input"),
+    (["--output-key", "x"], "in.srt", SRT, "--output-key are for NeMo manifests"),
     (["--to", "srt"], "in.txt", TEXT, "has no timings"),
     (["--resegment"], "in.json", json.dumps(WHISPER), "--resegment builds subtitle cues"),
     (["--max-chars", "10"], "in.srt", SRT, "need --resegment"),
