@@ -119,10 +119,6 @@ class FileOptions:
         if input_format in formats.UNTIMED and output_format in (*formats.SUBTITLES, "whisper"):
             raise ValueError(f"{name}: {input_format} input has no timings; cannot write "
                              f"{output_format}")
-        if (self.output_key is not None or self.text_key != "pred_text") and "nemo" not in (
-                input_format, output_format):
-            raise ValueError(f"{name}: --text-key and --output-key are for NeMo manifests, "
-                             f"not {input_format} input")
         if self.layout is not None and output_format not in formats.SUBTITLES:
             raise ValueError(f"{name}: --resegment builds subtitle cues; add --to srt or --to "
                              f"vtt (output format here: {output_format})")

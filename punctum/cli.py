@@ -223,6 +223,10 @@ def _run_restore(args) -> int:
     sources = _restore_sources(args, options)
     for source in sources:  # option conflicts before the model loads or any output is written
         options.check(source.name, source.format)
+        if (args.output_key is not None or args.text_key != "pred_text") and \
+                source.format != "nemo":  # (in a folder they apply to its manifests only)
+            raise ValueError(f"{source.name}: --text-key and --output-key are for NeMo "
+                             f"manifests, not {source.format} input")
     if args.output == "":
         raise ValueError("-o/--output needs a path ('-' for standard output)")
     targets = [_restore_target(args.output, s, len(sources), options) for s in sources]
