@@ -457,7 +457,8 @@ def test_a_stream_keeps_marks_that_start_a_feed(punctuator, feeds, text):
 
 
 def test_initialisms_and_caseless_words_are_written_as_reported(punctuator):
-    assert punctuator.restore("w.t.s is here").startswith("W.T.S ")  # not W.t.s
+    first = punctuator.restore("w.t.s is here").split()[0]
+    assert first.rstrip(",.?!") == "W.T.S"  # not W.t.s, whatever mark the model adds
     result = punctuator.restore_detailed(["0 apples are here"])[0]
     assert result.to_dict()["words"][0]["case"] == "LOWER"  # "0" shows no case
 
