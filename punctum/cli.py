@@ -757,7 +757,7 @@ MAX_BEAM = 64  # prefix beams; each costs a full pass over the vocabulary per fr
 
 def _names_folder(path: str) -> bool:
     """Whether -o names a folder: an existing one, or a path ending in a separator."""
-    return path not in ("-",) and (os.path.isdir(path) or path.endswith(("/", os.sep)))
+    return path != "-" and (os.path.isdir(path) or path.endswith(("/", os.sep)))
 
 
 def _check_outputs_are_not_inputs(targets: list, inputs: list[str]) -> None:
@@ -769,7 +769,7 @@ def _check_outputs_are_not_inputs(targets: list, inputs: list[str]) -> None:
 
 def _write_text(target: str | None, text: str) -> None:
     """Text to stdout (target None or "-"), or atomically into a file."""
-    from punctum.fileio import atomic_writer, standard_stream
+    from punctum.fileio import atomic_writer
 
     stream = sys.stdout if target is None else standard_stream(target)
     if stream is not None:

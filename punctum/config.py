@@ -12,6 +12,12 @@ import typing
 from pathlib import Path
 
 
+def changed_keys(stored: dict, current: dict) -> list[str]:
+    """Sorted keys whose values differ between two settings dicts (a missing key is None):
+    what a run begun with `stored` would be resumed against."""
+    return sorted(k for k in set(stored) | set(current) if stored.get(k) != current.get(k))
+
+
 def build_dataclass(cls, values: dict, where: str):
     """Instantiate a dataclass from a dict, checking key names and simple types."""
     if not isinstance(values, dict):

@@ -607,10 +607,9 @@ def is_lowercase_initialism(word: str) -> bool:
 def is_initialism(word: str) -> bool:
     """A dotted initialism such as u.s or s.o.s. (a final period allowed): written all in
     capitals, never Capitalised (S.o.s.); e.g, i.e, a.m, p.m excepted."""
-    core = word[:-1] if word.endswith(".") else word
-    parts = core.split(".")
+    parts = (word[:-1] if word.endswith(".") else word).split(".")
     return (len(parts) > 1 and all(len(p) == 1 and p.isalpha() for p in parts)
-            and core.lower() not in _LOWERCASE_INITIALISMS)
+            and not is_lowercase_initialism(word))
 
 
 def written_cases(labelled: Labelled, language: str | Inventory = "en", *,
@@ -630,9 +629,9 @@ def written_cases(labelled: Labelled, language: str | Inventory = "en", *,
             if sentence_start and cases[i] == LOWER and not is_address(word):
                 cases[i] = UPPER if is_initialism(word) else CAP
             sentence_start = post in final
-    forms = [f or (lexicon or {}).get(w) for w, f in zip(labelled.words, labelled.forms)]
-    cases = [CAP if c == MIX and apply_case(w, c, f) == apply_case(w, CAP) else c
-             for w, c, f in zip(labelled.words, cases, forms)]  # MIX without a form
+    lexicon = lexicon or {}
+    cases = [CAP if c == MIX and apply_case(w, MIX, f or lexicon.get(w)) == apply_case(w, CAP)
+             else c for w, c, f in zip(labelled.words, cases, labelled.forms)]  # no MIX form
     return tuple(LOWER if c in (CAP, UPPER) and apply_case(w, c) == w else c
                  for w, c in zip(labelled.words, cases))
 

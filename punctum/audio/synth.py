@@ -45,6 +45,7 @@ from punctum.audio.manifest import (
     write_manifest,
 )
 from punctum.audio.voices import Voice, missing_voices, select_voices, synthesize
+from punctum.config import changed_keys
 from punctum.text import Labelled, parse, render, sentence_spans
 
 logger = logging.getLogger(__name__)
@@ -333,9 +334,7 @@ def _check_settings(out_dir: Path, settings: dict) -> None:
             raise ValueError(f"{path}: expected the settings of a synth run (a JSON object); "
                              f"use a new folder")
         if stored != settings:
-            flat_stored, flat_new = _flatten(stored), _flatten(settings)
-            changed = sorted(k for k in set(flat_stored) | set(flat_new)
-                             if flat_stored.get(k) != flat_new.get(k))
+            changed = changed_keys(_flatten(stored), _flatten(settings))
             raise ValueError(f"{out_dir} holds a corpus built with other settings "
                              f"({', '.join(changed)} differ); use a new folder")
         return

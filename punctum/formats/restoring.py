@@ -54,8 +54,7 @@ def convert(transcript: Transcript, format: str) -> Transcript:
              else _escape_vtt if format == "vtt" and transcript.format != "vtt" else str)
     # JSON word records that carry their spaces (Whisper's " Don" "'t") are joined as they
     # are written; records that carry none (WhisperX) get a space between words
-    spacing = "written" if any(_separates(token.before) for c in kept
-                               for token in c.tokens[1:]) else "records"
+    spacing = "written" if _carry_spaces([t for c in kept for t in c.tokens]) else "records"
     if format == "text":
         groups = ([[c] for c in kept] if transcript.format in INDEPENDENT_CUES
                   else [kept] if kept else [])
@@ -111,6 +110,12 @@ def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool,
             gap, after_record = "", bool(token.extra)
         gap += token.after
     return tuple(out)
+
+
+def _carry_spaces(tokens: Sequence[Token]) -> bool:
+    """Whether tokens are written with the spaces between them (OpenAI Whisper's " Hello"
+    records, subtitle text), not records that carry none (WhisperX's "Hello")."""
+    return any(_separates(token.before) for token in tokens)
 
 
 def _separates(gap: str) -> bool:
@@ -181,7 +186,7 @@ def _word_groups(cue: Cue) -> list[list[int]]:
     """Token indexes of each written word. A JSON word record with nothing before it
     continues the word before, where the cue's records carry their spaces (Whisper splits
     " $1" ",000." and " Don" "'t"); WhisperX's records carry none, and each is a word."""
-    spaced = any(_separates(token.before) for token in cue.tokens)
+    spaced = _carry_spaces(cue.tokens)
     groups: list[list[int]] = []
     for t, token in enumerate(cue.tokens):
         previous = cue.tokens[t - 1] if t else None

@@ -256,30 +256,33 @@ def _iter_timed(source: SourceConfig, config: DataConfig, split: str):
 
 
 def read_dev(path: str, tokenizer: SubwordTokenizer, language: str = "en") -> EncodedCorpus:
-    """A dev set as one encoded document per record: a Che-format file (no case labels), a
-    timed JSONL file (.jsonl/.jsonl.gz, with pauses), or cased, punctuated text: a TSV's
-    rows, an IWSLT XML's segments or a text file's lines (`evaluation.detect_format`)."""
-    from punctum.evaluation import detect_format
-
-    inventory = get_inventory(language)
-    if ".jsonl" in Path(path).name:
-        source = SourceConfig(path, format="timed")
-        documents = list(_iter_timed(source, DataConfig((source,), val_fraction=0.0),
-                                     "train"))
-        ignore_case = False
-    elif detect_format(path) == "che":
-        documents, ignore_case = [read_che(path).labelled()], True
-    else:
-        documents = [d for d in _dev_documents(path, detect_format(path), inventory) if len(d)]
-        ignore_case = False
+    """A dev set as one encoded document per record (see `dev_documents`)."""
+    documents, ignore_case = dev_documents(path, language)
     if not any(len(d[0] if isinstance(d, tuple) else d) for d in documents):
         raise ValueError(f"data.dev: {path}: no words (an empty dev set)")
-    return encode_documents(documents, tokenizer, inventory, ignore_case=ignore_case)
+    return encode_documents(documents, tokenizer, get_inventory(language),
+                            ignore_case=ignore_case)
+
+
+def dev_documents(path: str, language: str = "en") -> tuple[list, bool]:
+    """(documents, whether their case labels are to be ignored) of a dev file: a Che-format
+    file (one document, no case labels), a timed JSONL file (.jsonl/.jsonl.gz: (Labelled,
+    pauses) per record), or cased, punctuated text: a TSV's rows, an IWSLT XML's segments
+    or a text file's lines (`evaluation.detect_format`)."""
+    from punctum.evaluation import detect_format
+
+    if ".jsonl" in Path(path).name:
+        source = SourceConfig(path, format="timed")
+        return list(_iter_timed(source, DataConfig((source,), val_fraction=0.0), "train")), False
+    fmt = detect_format(path)
+    if fmt == "che":
+        return [read_che(path).labelled()], True
+    return [d for d in _dev_documents(path, fmt, get_inventory(language)) if len(d)], False
 
 
 def _dev_documents(path: str, fmt: str, inventory) -> Iterator[Labelled]:
     """The documents of a cased, punctuated dev file: TSV rows, XML segments or lines."""
-    from punctum.corpora import iter_documents, iter_tsv, iter_xml_segments
+    from punctum.corpora import iter_tsv, iter_xml_segments
 
     if fmt == "tsv":
         return (parse(row.text, inventory) for row in iter_tsv(path))

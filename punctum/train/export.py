@@ -352,23 +352,16 @@ def parity_texts(checkpoint: str | Path, max_words: int = 20000) -> list[list[st
 
 
 def _dev_words(dev: str, max_words: int, language: str) -> list[list[str]]:
-    """The words of a dev file, per document, about max_words in all."""
-    from punctum.corpora import read_che
-    from punctum.evaluation import detect_format
-    from punctum.text import get_inventory, parse
-    from punctum.train.data import _dev_documents
+    """The words of a dev file (as training reads it), per document, about max_words."""
+    from punctum.train.data import dev_documents
 
-    if ".jsonl" in Path(dev).name:
-        from punctum.audio.timed_text import read_timed
-
-        return [list(parse(text).words) for text, _ in read_timed(dev)]
-    fmt = detect_format(dev)
-    if fmt == "che":
-        return [list(read_che(dev).labelled().words[:max_words])]
     texts, total = [], 0
-    for document in _dev_documents(dev, fmt, get_inventory(language)):
-        texts.append(list(document.words))
-        total += len(document)
+    for document in dev_documents(dev, language)[0]:
+        words = (document[0] if isinstance(document, tuple) else document).words
+        texts.append(list(words[:max_words - total]))
+        total += len(texts[-1])
         if total >= max_words:
             break
     return texts
+
+

@@ -42,7 +42,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from punctum.config import build_dataclass, existing, read_toml
+from punctum.config import build_dataclass, changed_keys, existing, read_toml
 from punctum.corpora import iter_lines, iter_tsv
 from punctum.evaluation import detect_format, load_scored
 from punctum.fileio import atomic_writer
@@ -464,9 +464,8 @@ def _check_settings(out: Path, recipe: Recipe, config: SelfTrainConfig) -> None:
         raise ValueError(f"{path}: cannot be read ({error}); use another output folder") \
             from None
     if stored != settings:
-        changed = sorted(k for table in ("selftrain", "recipe")
-                         for k in set(stored.get(table, {})) | set(settings[table])
-                         if stored.get(table, {}).get(k) != settings[table].get(k))
+        changed = changed_keys({**stored.get("selftrain", {}), **stored.get("recipe", {})},
+                               {**settings["selftrain"], **settings["recipe"]})
         raise ValueError(f"{out} was started with other settings ({', '.join(changed)} "
                          f"differ); use another output folder")
 
