@@ -97,16 +97,33 @@ def test_kaldi_text_round_trip_and_lines_are_separate_texts(tmp_path):
 
 def test_ctm_keeps_every_field_and_skips_fillers():
     transcript, restored, punctuator = _restored(CTM, "ctm", SHORT)
-    assert punctuator.calls == ["so what do you think i think it is great".split()]
+    # each recording (or utterance) and channel is a text of its own, as lines of Kaldi text
+    assert punctuator.calls == [["so", "what", "do", "you", "think"], ["i", "think", "it"],
+                                ["is", "great"]]
     lines = formats.dumps(restored).split("\n")
     assert lines[1] == "utt1 A 0.00 0.30 So, 0.98"
     assert lines[5] == "utt1 A 0.90 0.35 think?"
     assert lines[6] == "utt2 A 2.00 0.10 <unk> 0.40"  # a filler never changes
     assert lines[8] == "utt2  A 2.50 0.40 think"
-    assert lines[9] == "utt2 A 2.90 0.40 it\t0.7" and lines[10] == ""
+    assert lines[9] == "utt2 A 2.90 0.40 it.\t0.7" and lines[10] == ""
+    assert lines[11] == "utt3 A 4.00 0.40 Is 1.00"
     assert lines[12] == "utt3 A 4.40 0.40 great. 1.00"
+    assert formats.dumps(formats.convert(transcript, "text")) == (
+        "so what do you think\ni think it\nis great\n")
     assert [(c.identifier, c.start, c.end) for c in transcript.cues if c.tokens] == [
         ("utt1 A", 0.0, 1.25), ("utt2 A", 2.0, 3.3), ("utt3 A", 4.0, 4.8)]
+
+
+def test_ctm_channels_are_separate_texts_even_when_interleaved():
+    ctm = ("call 1 0.0 0.3 so\ncall 2 0.2 0.3 i\ncall 1 0.4 0.3 what\ncall 2 0.6 0.3 think\n"
+           "call 1 0.8 0.3 do\ncall 1 1.1 0.3 you\ncall 1 1.4 0.3 think\n"
+           "call 2 1.5 0.3 it\ncall 2 1.8 0.3 is\ncall 2 2.1 0.3 great\n")
+    transcript, restored, punctuator = _restored(ctm, "ctm", SHORT)
+    assert punctuator.calls == ["so what do you think".split(), "i think it is great".split()]
+    assert [line.split()[-1] for line in formats.dumps(restored).splitlines()] == [
+        "So,", "I", "what", "think", "do", "you", "think?", "it", "is", "great."]
+    assert formats.dumps(formats.convert(transcript, "text")) == (
+        "so what do you think\ni think it is great\n")
 
 
 def test_sphinx_rebuilds_text_keeps_fillers_variants_and_numbers():

@@ -33,9 +33,10 @@ def convert(transcript: Transcript, format: str) -> Transcript:
     Subtitles and Whisper JSON need cue times (text, NeMo and Kaldi text have none).
     Markup, cue settings, identifiers, VTT NOTE/STYLE blocks, the source's JSON records and
     cues with neither text nor times (Vosk partial results) are dropped; line breaks inside
-    cues are kept between subtitle formats. To text, a file becomes one line (NeMo and text
-    keep one line per cue); to Whisper, segments follow the leading-space convention and
-    carry words when every token has times.
+    cues are kept between subtitle formats. To text, each text the model sees as a whole
+    becomes one line: a file, or each line of text, NeMo and Kaldi text, each recording and
+    channel of a CTM, each result of a transformers pipeline; to Whisper, segments follow
+    the leading-space convention and carry words when every token has times.
     """
     if format == transcript.format:
         return transcript
@@ -55,9 +56,11 @@ def convert(transcript: Transcript, format: str) -> Transcript:
     # JSON word records that carry their spaces (Whisper's " Don" "'t") are joined as they
     # are written; records that carry none (WhisperX) get a space between words
     spacing = "written" if _carry_spaces([t for c in kept for t in c.tokens]) else "records"
-    if format == "text":
-        groups = ([[c] for c in kept] if transcript.format in INDEPENDENT_CUES
-                  else [kept] if kept else [])
+    if format == "text":  # one line per text the model sees as a whole
+        kept_ids = {id(c) for c in kept}
+        groups = [g for doc in _documents(transcript)
+                  if (g := [c for c in map(transcript.cues.__getitem__, doc)
+                            if id(c) in kept_ids])]
         cues = tuple(Cue(None, None, _plain_tokens(_joined(g), "", False, write, spacing))
                      for g in groups)
         return Transcript("text", cues, {"newline": newline, "trailer": "\n"})
@@ -286,6 +289,11 @@ def _documents(transcript: Transcript) -> list[list[int]]:
     indexes = list(range(len(transcript.cues)))
     if transcript.format in INDEPENDENT_CUES:
         return [[i] for i in indexes]
+    if transcript.format == "ctm":  # one text per recording and channel, as the file orders them
+        by_key: dict[str, list[int]] = {}
+        for i, cue in enumerate(transcript.cues):
+            by_key.setdefault(cue.identifier, []).append(i)
+        return list(by_key.values())
     return [indexes]
 
 
