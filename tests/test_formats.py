@@ -246,13 +246,29 @@ def test_reading_keeps_timings_markup_and_blocks():
 
 
 def test_empty_files_give_empty_transcripts():
-    for format in ("srt", "text", "vosk", "nemo", "whisper"):
+    for format in ("srt", "vtt", "text", "vosk", "nemo", "whisper"):
         transcript = formats.loads("", format)
         assert transcript.cues == ()
-    assert formats.dumps(formats.loads("", "srt")) == ""
+        assert formats.dumps(transcript) == ("" if format != "whisper" else
+                                             '{"text": "", "segments": []}')
+    assert formats.dumps(formats.loads("\n \n", "vtt")) == "\n\n"
     assert formats.dumps(formats.loads("WEBVTT\n", "vtt")) == "WEBVTT\n"
     empty = formats.loads("", "srt")
     assert formats.restore_transcript(empty, ScriptedPunctuator(REFERENCE)) == empty
+
+
+def test_vtt_line_of_spaces_is_cue_text_unless_a_block_follows():
+    vtt = ("WEBVTT\n\n00:00.000 --> 00:02.000\nso what\n  \ndo you think\n\n"
+           "00:02.000 --> 00:04.000\ni think\n \nNOTE sloppy separators\n\t\n"
+           "intro\n00:04.000 --> 00:05.000\nit is great\n")
+    transcript = formats.loads(vtt, "vtt")
+    assert [c.text for c in transcript.cues] == ["so what\n  \ndo you think", "i think",
+                                                 "it is great"]
+    assert transcript.cues[2].identifier == "intro"
+    restored = formats.restore_transcript(transcript, ScriptedPunctuator(
+        "So, what do you think? I think it is great."))
+    assert formats.dumps(restored).split("\n")[3:6] == ["So, what", "  ", "do you think?"]
+    assert formats.dumps(transcript) == vtt.replace(" \nNOTE", "\nNOTE").replace("\t\n", "\n")
 
 
 def test_tokens_split_keeps_every_character():

@@ -86,6 +86,35 @@ def _blocks(text: str) -> list[list[tuple[int, str]]]:
     return blocks
 
 
+def _vtt_blocks(text: str) -> list[list[tuple[int, str]]]:
+    """WebVTT blocks: runs of lines between empty lines. A line of only spaces belongs to the
+    cue text, as WebVTT says, unless a block starts after it (a timing line, next or after an
+    identifier, or NOTE, STYLE, REGION), as files written without that care mean."""
+    lines = text.split("\n")
+    blocks: list[list[tuple[int, str]]] = []
+    current: list[tuple[int, str]] = []
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            current.append((number, line))
+        elif current and (not line or _starts_block(lines[number:number + 2])):
+            blocks.append(current)
+            current = []
+        elif current:
+            current.append((number, line))
+    if current:
+        blocks.append(current)
+    return blocks
+
+
+def _starts_block(following: list[str]) -> bool:
+    """Whether the next lines open a WebVTT cue or NOTE/STYLE/REGION block."""
+    if not following or not following[0].strip():
+        return True
+    words = following[0].split(None, 1)
+    return ("-->" in following[0] or words[0] in _VTT_BLOCKS
+            or (len(following) > 1 and "-->" in following[1]))
+
+
 def _trailer(text: str) -> str:
     """The newlines after the last non-blank line (kept so that files round-trip)."""
     return "\n" * text[len(text.rstrip()):].count("\n")
@@ -134,7 +163,9 @@ def _dump_srt(transcript: Transcript) -> str:
 
 def _read_vtt(text: str, name: str, meta: dict) -> Transcript:
     """WebVTT: the header block, then cues and NOTE/STYLE/REGION blocks (kept in place)."""
-    blocks = _blocks(text)
+    if not text.strip():  # an empty file: empty output, as for other formats
+        return Transcript("vtt", (), {**meta, "header": "", "trailer": _trailer(text)})
+    blocks = _vtt_blocks(text)
     if not blocks or blocks[0][0][0] != 1 or not re.match(r"WEBVTT([ \t]|$)", blocks[0][0][1]):
         raise ValueError(f"{name}:1: expected 'WEBVTT' on the first line")
     for number, line in blocks[0]:
