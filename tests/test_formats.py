@@ -484,6 +484,16 @@ def test_resegment_keeps_short_sentences_together():
     assert result.cues[0].start == 0.0 and result.cues[-1].end == 5.0
 
 
+def test_resegment_keeps_webvtt_voices_apart():
+    vtt = ("WEBVTT\n\n00:00.000 --> 00:04.000\n<v Bob>yes. so what</v>\n"
+           "<v.loud Ann>no. <i>well</i>\n\n00:04.000 --> 00:06.000\n<v Ann>fine. ok\n\n"
+           "00:06.000 --> 00:08.000\nthe end.\n")
+    result = formats.resegment(formats.loads(vtt, "vtt"), ResegmentOptions(42, 2, 7))
+    assert [c.text for c in result.cues] == ["<v Bob>yes. so what", "<v.loud Ann>no. well",
+                                             "<v Ann>fine. ok", "the end."]
+    assert [(c.start, c.end) for c in result.cues][2:] == [(4.0, 6.0), (6.0, 8.0)]
+
+
 def test_resegment_needs_times_and_subtitles():
     with pytest.raises(ValueError, match="convert"):
         formats.resegment(formats.loads(TEXT, "text"))

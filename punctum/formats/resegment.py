@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -50,6 +51,11 @@ class _Timed:
     start: float
     end: float
     mark: str
+    voice: str = ""  # the WebVTT voice tag the token is spoken in ("<v Bob>"), or ""
+
+
+# a WebVTT voice span's start tag ("<v Bob>", "<v.loud Bob>") or end tag
+_VOICE_TAG = re.compile(r"<v(?:\.[^\s>]*)?(?:[ \t][^>]*)?>|</v>")
 
 
 def resegment(transcript: Transcript, options: ResegmentOptions | None = None,
@@ -64,7 +70,8 @@ def resegment(transcript: Transcript, options: ResegmentOptions | None = None,
     word that fits. Lines are filled greedily. Times are made monotone (a token never
     starts before the previous one ends), and cue markup, settings and identifiers are
     dropped (SRT cues are numbered again; VTT NOTE blocks move to the first new cue that
-    starts at or after the cue they preceded).
+    starts at or after the cue they preceded). WebVTT voice spans (`<v Bob>`) are kept:
+    a new cue starts where the voice changes, and each cue opens with its voice's tag.
 
     Args:
         transcript: an SRT or VTT transcript with cue times.
@@ -96,12 +103,27 @@ def _timed_tokens(transcript: Transcript, inventory: Inventory) -> list[_Timed]:
         if inventory.word_unit == "char" and tokens:
             tokens = (replace(tokens[0], before=""),) + tokens[1:]
         spans = _token_spans(tokens, cue)
-        for token, (start, end) in zip(tokens, spans):
+        voices = _voices(cue)
+        for token, (start, end), voice in zip(tokens, spans, voices):
             start = max(start, previous_end)
             previous_end = end = max(end, start)
             words = parse(token.text, inventory)
-            timed.append(_Timed(token, start, end, words.post[-1] if len(words) else NULL))
+            timed.append(_Timed(token, start, end, words.post[-1] if len(words) else NULL,
+                                voice))
     return timed
+
+
+def _voices(cue: Cue) -> list[str]:
+    """The voice tag each token of a cue with text is spoken in ("" outside voice spans)."""
+    voices, voice = [], ""
+    for token in cue.tokens:
+        for tag in _VOICE_TAG.findall(token.before):
+            voice = "" if tag == "</v>" else tag
+        if token.text:
+            voices.append(voice)
+        for tag in _VOICE_TAG.findall(token.after):
+            voice = "" if tag == "</v>" else tag
+    return voices
 
 
 def _token_spans(tokens: Sequence[Token], cue: Cue) -> list[tuple[float, float]]:
@@ -123,7 +145,8 @@ def _group(timed: list[_Timed], options: ResegmentOptions,
     groups: list[list[_Timed]] = []
     current: list[_Timed] = []
     for sentence in _sentences(timed, final):
-        if current and _fits(current + sentence, options):
+        if current and current[-1].voice == sentence[0].voice and \
+                _fits(current + sentence, options):
             current += sentence
             continue
         if current:
@@ -138,6 +161,8 @@ def _group(timed: list[_Timed], options: ResegmentOptions,
 def _sentences(timed: list[_Timed], final: frozenset[str]) -> list[list[_Timed]]:
     sentences: list[list[_Timed]] = [[]]
     for item in timed:
+        if sentences[-1] and sentences[-1][-1].voice != item.voice:
+            sentences.append([])  # a new speaker starts a new sentence
         sentences[-1].append(item)
         if item.mark in final:
             sentences.append([])
@@ -194,6 +219,8 @@ def _build_cue(group: list[_Timed], options: ResegmentOptions) -> Cue:
         for k, item in enumerate(line):
             before = ("\n" if number else "") if k == 0 else item.token.before
             tokens.append(replace(item.token, before=before, after=""))
+    if group[0].voice:
+        tokens[0] = replace(tokens[0], before=group[0].voice)
     return Cue(group[0].start, group[-1].end, tuple(tokens))
 
 
