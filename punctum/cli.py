@@ -543,6 +543,11 @@ def _add_export(subparsers) -> None:
                         help="default double-overlap windows in subwords (default 120 40 15)")
     parser.add_argument("--scores", metavar="JSON",
                         help="a JSON file of measured scores to record in punctum.json")
+    parser.add_argument("--data-root", metavar="DIR", default="",
+                        help="where the training data is now, when export runs elsewhere "
+                             "than training did: each recorded data path is looked up by its "
+                             "trailing folders under DIR (dev set for the parity check, "
+                             "sources for the casing lexicon)")
     parser.set_defaults(run=_run_export)
 
 
@@ -559,9 +564,10 @@ def _run_export(args) -> int:
     options = ExportOptions(int8=args.int8, name=args.name, **agreement,
                             include_weights=args.with_weights, per_channel=args.per_channel,
                             window_size=size,
-                            window_left=left, window_right=right, scores=scores)
+                            window_left=left, window_right=right, scores=scores,
+                            data_root=args.data_root)
     meta = export_artifact(checkpoint, args.out_dir, tokenizer, options,
-                           parity_texts(checkpoint))
+                           parity_texts(checkpoint, data_root=args.data_root))
     print(f"wrote {args.out_dir} ({meta['model']['precision']}); ONNX/torch label agreement "
           f"{meta['parity']['label_agreement'] * 100:.2f}% on {meta['parity']['words']} words")
     return 0
@@ -694,7 +700,8 @@ def _export_ctc(args, checkpoint, scores: dict) -> int:
     from punctum.train.export_ctc import CtcExportOptions, export_ctc_artifact
 
     agreement = {} if args.min_agreement is None else {"min_agreement": args.min_agreement}
-    options = CtcExportOptions(int8=args.int8, name=args.name, scores=scores, **agreement)
+    options = CtcExportOptions(int8=args.int8, name=args.name, scores=scores,
+                               data_root=args.data_root, **agreement)
     meta = export_ctc_artifact(checkpoint, args.out_dir, options)
     print(f"wrote {args.out_dir} ({meta['model']['precision']} acoustic model); ONNX/torch "
           f"greedy agreement {meta['parity']['greedy_agreement'] * 100:.0f}%")

@@ -252,6 +252,31 @@ def test_a_run_with_a_text_dev_set_is_scored_and_exported(tiny_corpus, tmp_path)
     assert state.evaluated and 0 <= state.best_f1 <= 1
     assert parity_texts(tmp_path / "run" / "best.pt") == [list(parse(line).words)
                                                           for line in lines]
+    # the data moved since training: --data-root finds it by the path's trailing parts
+    moved = tmp_path / "elsewhere" / dev.parent.name
+    moved.mkdir(parents=True)
+    dev.rename(moved / "dev.txt")
+    assert parity_texts(tmp_path / "run" / "best.pt", data_root=tmp_path / "elsewhere") == [
+        list(parse(line).words) for line in lines]
+
+
+def test_relocate_finds_the_longest_trailing_part_under_the_data_root(tmp_path):
+    from punctum.train.recipe import relocate, relocated_data
+
+    (tmp_path / "data" / "iwslt").mkdir(parents=True)
+    (tmp_path / "data" / "iwslt" / "dev.gz").write_bytes(b"")
+    (tmp_path / "data" / "dev.gz").write_bytes(b"")
+    assert relocate("../shared/data/iwslt/dev.gz", tmp_path / "data") == str(
+        tmp_path / "data" / "iwslt" / "dev.gz")
+    assert relocate("/old/place/dev.gz", tmp_path / "data") == str(tmp_path / "data" / "dev.gz")
+    assert relocate("/old/place/missing.gz", tmp_path / "data") == "/old/place/missing.gz"
+    assert relocate(str(tmp_path / "data" / "dev.gz"), "/nowhere") == str(
+        tmp_path / "data" / "dev.gz")  # a path that still exists is kept
+    data = {"dev": "x/iwslt/dev.gz", "sources": [{"path": "y/dev.gz", "weight": 1.0}]}
+    assert relocated_data(data, tmp_path / "data") == {
+        "dev": str(tmp_path / "data" / "iwslt" / "dev.gz"),
+        "sources": [{"path": str(tmp_path / "data" / "dev.gz"), "weight": 1.0}]}
+    assert relocated_data(data, "") is data
 
 
 # ----------------------------------------------------------------------------- training

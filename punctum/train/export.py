@@ -40,6 +40,7 @@ from punctum.pauses import EDGES
 from punctum.text import CASES, Inventory, build_capitalised, build_casing_lexicon
 from punctum.tokenizer import SubwordTokenizer
 from punctum.train.checkpoint import load_checkpoint
+from punctum.train.recipe import relocated_data
 
 log = logging.getLogger(__name__)
 INPUT_NAMES = ["ids", "lengths"]
@@ -62,6 +63,8 @@ class ExportOptions:
         include_weights: also write weights.safetensors (fp32, for fine-tuning; large).
         per_channel: int8 scales per output channel instead of per tensor (Transformer
             encoders lose less accuracy this way).
+        data_root: where the training data is now, when it has moved since training
+            (`punctum.train.recipe.relocate`).
     """
 
     int8: bool = True
@@ -75,6 +78,7 @@ class ExportOptions:
     scores: dict = dataclasses.field(default_factory=dict)
     include_weights: bool = False
     per_channel: bool = False
+    data_root: str = ""
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_agreement <= 1:
@@ -293,7 +297,7 @@ def export_artifact(checkpoint: str | Path, out_dir: str | Path, tokenizer_path:
     else:  # an earlier export's weights would be read back (init_from) as this model's
         (out / WEIGHTS_FILE).unlink(missing_ok=True)
     tokenizer.save(out / TOKENIZER_FILE)
-    data = saved["recipe"]["data"]
+    data = relocated_data(saved["recipe"]["data"], options.data_root)
     texts = (head_texts(data["sources"], options.lexicon_documents, data["val_fraction"])
              if options.lexicon_documents > 0 else [])
     inventory = Inventory.from_dict(saved["inventory"])
@@ -321,9 +325,13 @@ def _save_weights(model: torch.nn.Module, path: Path) -> None:
     save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(path))
 
 
-def parity_texts(checkpoint: str | Path, max_words: int = 20000) -> list[list[str]]:
+def parity_texts(checkpoint: str | Path, max_words: int = 20000,
+                 data_root: str | Path | None = None) -> list[list[str]]:
     """Word lists for the parity check: the recipe's dev set (Che tokens, timed JSONL or
     punctuated text, TSV or XML, as training reads it), else its first sources.
+
+    Args:
+        data_root: where the training data is now, if it has moved (`relocate`).
 
     Raises:
         ValueError: neither the dev set nor any source is found (the recipe's paths are
@@ -331,7 +339,7 @@ def parity_texts(checkpoint: str | Path, max_words: int = 20000) -> list[list[st
     """
     from punctum.corpora import iter_documents
 
-    data = load_checkpoint(checkpoint)["recipe"]["data"]
+    data = relocated_data(load_checkpoint(checkpoint)["recipe"]["data"], data_root)
     dev = data.get("dev")
     if dev and Path(dev).is_file():
         return _dev_words(dev, max_words, data.get("language", "en"))
@@ -347,7 +355,8 @@ def parity_texts(checkpoint: str | Path, max_words: int = 20000) -> list[list[st
     if not texts:
         raise ValueError(f"{checkpoint}: neither its dev set nor its training text is found "
                          f"({dev or data['sources'][0]['path']}); run export where training "
-                         f"ran (the recipe's paths are relative to it)")
+                         f"ran (the recipe's paths are relative to it) or give the data's "
+                         f"folder now (--data-root)")
     return texts
 
 

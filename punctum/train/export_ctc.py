@@ -26,6 +26,7 @@ from punctum.ctc_vocab import CtcVocabulary
 from punctum.decoding import greedy
 from punctum.text import get_inventory
 from punctum.train.export import load_model_from_checkpoint, quantize_int8
+from punctum.train.recipe import relocated_data
 
 INPUT_NAMES = ["feats", "lengths"]
 OUTPUT_NAMES = ["log_probs", "out_lengths"]
@@ -43,6 +44,7 @@ class CtcExportOptions:
         min_agreement: required mean token agreement of the greedy ONNX and torch outputs
             on the parity utterances (`greedy_agreement`).
         scores: measured scores to record.
+        data_root: where the training data is now, if it has moved since training.
     """
 
     int8: bool = True
@@ -51,6 +53,7 @@ class CtcExportOptions:
     overlap_seconds: float = 4.0
     min_agreement: float = 0.9
     scores: dict = dataclasses.field(default_factory=dict)
+    data_root: str = ""
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_agreement <= 1:
@@ -138,7 +141,7 @@ def export_ctc_artifact(checkpoint: str | Path, out_dir: str | Path,
     """Write the acoustic model folder; returns its punctum.json contents."""
     model, saved = load_model_from_checkpoint(checkpoint)
     vocab = CtcVocabulary.load(Path(checkpoint).parent / TOKENIZER_FILE)
-    data = saved["recipe"]["data"]
+    data = relocated_data(saved["recipe"]["data"], options.data_root)
     n_mels = model.config.n_mels
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -226,6 +226,37 @@ def _source(values: dict, root: Path, index: int) -> SourceConfig:
     return dataclasses.replace(source, path=path)
 
 
+def relocate(path: str, data_root: str | Path | None) -> str:
+    """A recorded data path as found now: the path itself when it exists, else the longest
+    trailing part of it that exists under `data_root` ("../shared/data/iwslt2011/dev.gz"
+    under "/data" is "/data/iwslt2011/dev.gz" when that exists); unchanged when neither is
+    found (the caller reports it)."""
+    if not data_root or Path(path).exists():
+        return path
+    parts = Path(path).parts
+    for start in range(len(parts)):
+        candidate = Path(data_root).joinpath(*parts[start:])
+        if parts[start] not in ("/", "..", ".") and candidate.exists():
+            return str(candidate)
+    return path
+
+
+def relocated_data(data: dict, data_root: str | Path | None) -> dict:
+    """A checkpoint's recorded [data] table with its file paths looked up under data_root
+    (`relocate`): dev, each source's path, speech training manifests."""
+    if not data_root:
+        return data
+    data = dict(data)
+    if data.get("dev"):
+        data["dev"] = relocate(data["dev"], data_root)
+    if data.get("sources"):
+        data["sources"] = [{**s, "path": relocate(s["path"], data_root)}
+                           for s in data["sources"]]
+    if isinstance(data.get("train"), (list, tuple)):
+        data["train"] = [relocate(p, data_root) for p in data["train"]]
+    return data
+
+
 def load_recipe(path: str | Path, data_root: str | Path | None = None) -> Recipe:
     """Read and validate a TOML recipe file."""
     return parse_recipe(read_toml(path), data_root, name=Path(path).stem)
