@@ -80,7 +80,8 @@ class FileOptions:
             raise ValueError(f"FileOptions.errors must be 'strict' or 'replace', "
                              f"got {self.errors!r}")
         if not self.text_key or self.output_key == "":
-            raise ValueError("FileOptions.text_key and output_key must not be empty")
+            raise ValueError("FileOptions.text_key and FileOptions.output_key must not be "
+                             "empty")
 
     def input_format_of(self, path: str) -> str:
         """The format of the file `path`: `input_format`, or detected; a .gz file by the

@@ -1051,11 +1051,36 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except (FileNotFoundError, ValueError, TypeError, ImportError, OSError) as error:
-        print(f"punctum {args.command}: error: {printable(str(error))}", file=sys.stderr)
+        print(f"punctum {args.command}: error: {printable(_as_flags(str(error)))}",
+              file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"punctum {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+# option fields that the library names in its errors, and the flags that set them
+_FLAGS = {"ResegmentOptions.max_chars_per_line": "--max-chars",
+          "ResegmentOptions.max_lines": "--max-lines",
+          "ResegmentOptions.max_duration": "--max-duration",
+          "BatchOptions.jobs": "--jobs", "BatchOptions.threads": "--threads",
+          "RayOptions.actors": "--actors", "RayOptions.address": "--address",
+          "ParquetOptions.batch_size": "--batch-size", "ParquetOptions.threads": "--threads",
+          "ParquetOptions.column": "--column", "FileOptions.text_key": "--text-key",
+          "FileOptions.output_key": "--output-key", "WindowConfig.size": "--window SIZE",
+          "WindowConfig.left": "--window LEFT", "WindowConfig.right": "--window RIGHT"}
+# unqualified field names, replaced only where they start a message
+_LEADING_FLAGS = {"threads": "--threads", "min_agreement": "--min-agreement",
+                  "bootstrap_samples": "--samples"}
+
+
+def _as_flags(message: str) -> str:
+    """An error message with the option fields it names written as the flags that set them
+    ("ResegmentOptions.max_chars_per_line must be ..." -> "--max-chars must be ...")."""
+    for field_name, flag in _FLAGS.items():
+        message = message.replace(field_name, flag)
+    first, _, rest = message.partition(" ")
+    return f"{_LEADING_FLAGS[first]} {rest}" if first in _LEADING_FLAGS and rest else message
 
 
 def _silence_stdout() -> None:

@@ -208,7 +208,7 @@ def test_single_input_output_is_atomic_too(tmp_path, capsys):
     (["--input-dir", "IN", "--output-dir", "IN/out"], "inside the input folder"),
     (["--input-dir", "IN", "--output-dir", "IN/.."], "inside the output folder"),
     (["--jobs", "2", "some", "text"], "--jobs and --overwrite are for --input-dir"),
-    (["--input-dir", "IN", "--output-dir", "OUT", "--jobs", "0"], "BatchOptions.jobs"),
+    (["--input-dir", "IN", "--output-dir", "OUT", "--jobs", "0"], "error: --jobs must be"),
 ])
 def test_folder_errors_are_one_line(tmp_path, capsys, args, message):
     _write(tmp_path / "in" / "a.txt", "we went home\n")

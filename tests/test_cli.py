@@ -207,6 +207,24 @@ def test_restore_rejects_negative_counts(tiny_artifact, capsys, args):
     assert exit_info.value.code == 2 and "must be at least" in err.splitlines()[-1]
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["restore", "--threads", "100000", "hello"], "--threads must be a whole number"),
+    (["restore", "-i", "IN.jsonl", "--format", "nemo", "--text-key", ""],
+     "--text-key and --output-key must not be empty"),
+    (["eval", "--ref", "IN.jsonl", "--hyp", "IN.jsonl", "--samples", "0"],
+     "--samples must be >= 1"),
+])
+def test_errors_name_the_flags_not_the_option_fields(tiny_artifact, tmp_path, capsys, argv,
+                                                     message):
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"pred_text": "we see a boat"}\n', encoding="utf-8")
+    argv = [a.replace("IN.jsonl", str(source)) for a in argv]
+    assert main(argv[:1] + ["--model", str(tiny_artifact)] * (argv[0] == "restore")
+                + argv[1:]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and "Options" not in err
+
+
 def test_dash_input_is_stdin_alone(tiny_artifact, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(f"{SAMPLE}\n".encode())))
     code, out, _ = _restore(["-i", "-"], tiny_artifact, capsys)

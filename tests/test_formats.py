@@ -687,7 +687,7 @@ def test_cli_stdin_with_format(tiny_artifact, capsys, monkeypatch):
     (["--resegment"], "in.json", json.dumps(WHISPER), "--resegment builds subtitle cues"),
     (["--max-chars", "10"], "in.srt", SRT, "need --resegment"),
     (["--to", "srt", "--resegment", "--max-lines", "0"], "in.json", json.dumps(WHISPER),
-     "ResegmentOptions.max_lines"),
+     "error: --max-lines must be an integer"),
     ([], "in.srt", "1\n00:00:01,000 00:00:02,000\nhi\n", "in.srt:2: expected a timestamp line"),
     (["--format", "whisper"], "in.json", json.dumps(VOSK), "in.json:1: segments: expected"),
 ])
