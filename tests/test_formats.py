@@ -271,6 +271,17 @@ def test_vtt_line_of_spaces_is_cue_text_unless_a_block_follows():
     assert formats.dumps(transcript) == vtt.replace(" \nNOTE", "\nNOTE").replace("\t\n", "\n")
 
 
+def test_a_tag_inside_a_word_does_not_split_it():
+    srt = ("1\n00:00:00,000 --> 00:00:02,000\nso what do <i>y</i>ou th<b>ink</b>\n"
+           "<i>i</i> think it is <font color=red>gr</font>eat\n")
+    punctuator = ScriptedPunctuator("So, what do you think? I think it is great.")
+    restored = formats.restore_transcript(formats.loads(srt, "srt"), punctuator)
+    assert punctuator.calls == ["so what do you think i think it is great".split()]
+    assert formats.dumps(restored).split("\n")[2:4] == [
+        "So, what do <i>y</i>ou th<b>ink?</b>",
+        "<i>I</i> think it is <font color=red>gr</font>eat."]
+
+
 def test_tokens_split_keeps_every_character():
     for text in ["", "  ", "a  b\n c ", "<i>x</i>, {\\an8}y", "<b></b>"]:
         tokens = formats.split_tokens(text, markup=True)

@@ -188,17 +188,25 @@ def restore_transcript(transcript: Transcript, punctuator,
 def _word_groups(cue: Cue) -> list[list[int]]:
     """Token indexes of each written word. A JSON word record with nothing before it
     continues the word before, where the cue's records carry their spaces (Whisper splits
-    " $1" ",000." and " Don" "'t"); WhisperX's records carry none, and each is a word."""
+    " $1" ",000." and " Don" "'t"); WhisperX's records carry none, and each is a word.
+    In subtitle text, a tag inside a word ("<i>hel</i>lo") does not split it."""
     spaced = _carry_spaces(cue.tokens)
     groups: list[list[int]] = []
     for t, token in enumerate(cue.tokens):
         previous = cue.tokens[t - 1] if t else None
-        if (spaced and previous is not None and previous.text and not previous.after
-                and token.extra and token.text and not token.before):
+        if previous is not None and previous.text and token.text and (
+                (spaced and not previous.after and not token.before) if token.extra
+                else _tagged_piece(previous, token)):
             groups[-1].append(t)
         else:
             groups.append([t])
     return groups
+
+
+def _tagged_piece(previous: Token, token: Token) -> bool:
+    """Whether subtitle text continues the word before it across markup alone."""
+    gap = previous.after + token.before
+    return bool(gap) and not _separates(gap)
 
 
 def _parse_groups(cue: Cue, groups: list[list[int]], inventory, model_text) -> list[Labelled]:
