@@ -36,6 +36,7 @@ from punctum.text import (
     is_address,
     is_initialism,
     is_lowercase_initialism,
+    is_number_with_ending,
     open_sentences,
     parse,
     render,
@@ -452,7 +453,8 @@ def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Seque
                 abbreviations: frozenset = frozenset()) -> tuple[str, ...]:
     """Each word's case: the most probable label, except that a word of `capitalised`
     (names the training text always writes Capitalised, capitalised.json) is never LOWER,
-    an address (`text.is_address`: joe@example.com) is written in lowercase, a dotted
+    an address (`text.is_address`: joe@example.com) and a number with a lowercase ending
+    (`text.is_number_with_ending`: 2nd, 1990s) are written in lowercase, a dotted
     initialism (`text.is_initialism`: s.o.s) predicted CAP or MIX is UPPER and e.g, i.e,
     a.m, p.m predicted UPPER are LOWER (capitalised only at a sentence start) and a listed
     abbreviation (`Inventory.abbreviations`: mr, dr) predicted UPPER is CAP.
@@ -468,7 +470,8 @@ def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Seque
             LOWER if c == UPPER and is_lowercase_initialism(w) else  # e.g., not E.G.
             CAP if c == UPPER and w in abbreviations else c  # Mr, not MR
             for w, c in zip(words, case)]
-    return tuple(LOWER if is_address(w) else c for w, c in zip(words, case))
+    return tuple(LOWER if c != LOWER and (is_address(w) or is_number_with_ending(w)) else c
+                 for w, c in zip(words, case))
 
 
 def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOptions) -> Labelled:
@@ -481,6 +484,9 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
         case = list(given.case)
     if options.keep_existing or not options.case:
         forms = [f if c == MIX else None for f, c in zip(given.forms, case)]
+    for i, word in enumerate(given.words):  # an address's case is part of it (URL paths)
+        if given.case[i] != LOWER and is_address(word):
+            case[i], forms[i] = given.case[i], given.forms[i]
     return Labelled(given.words, tuple(post), tuple(case), given.pre, tuple(forms),
                     given.abbreviated)
 

@@ -18,6 +18,7 @@ brackets and other non-inventory punctuation at word edges dropped.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
@@ -33,7 +34,14 @@ _QUOTES = "\"'“”‘’‚„«»‹›「」『』〝〞＂"
 _BRACKETS = "()[]{}（）［］｛｝〈〉《》【】"
 _DASHES = "-‐‑‒–—―"
 _APOSTROPHES = "'’ʼ"
-_DIGIT_SIGNS = "-"
+# a left quote often stands for an apostrophe before a word: ‘90s, ‘em
+_LEAD_APOSTROPHES = _APOSTROPHES + "‘"
+# signs kept before a number: -5, –5 (en dash), ‐5 (hyphen), −5 (minus)
+_DIGIT_SIGNS = "-‐‑–−"
+# invisible format characters: at a word's edge they are dropped with the marks around
+# them (a BOM, zero-width spaces and joiners, direction marks, a soft hyphen)
+_INVISIBLE = ("\u00ad\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+              "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\ufeff")
 
 
 @dataclass(frozen=True)
@@ -163,7 +171,8 @@ def _build_lookup(inv: Inventory) -> dict:
             for char in form:
                 post.setdefault(char, mark.name)
     pre = {char: m.name for m in inv.pre_marks for char in m.text + "".join(m.aliases)}
-    strip = set(_QUOTES + _BRACKETS + _DASHES + "…" + inv.extra_strip) | set(post) | set(pre)
+    strip = set(_QUOTES + _BRACKETS + _DASHES + "…" + _INVISIBLE + inv.extra_strip) | \
+        set(post) | set(pre)
     text = {NULL: ""} | {m.name: m.text for m in inv.post_marks + inv.pre_marks}
     final = {m.name for m in inv.post_marks if m.sentence_final}
     return {"post": post, "pre": pre, "strip": frozenset(strip), "text": text, "final": final}
@@ -355,14 +364,19 @@ def apply_case(word: str, case: str, form: str | None = None) -> str:
     """
     if case == LOWER:
         return word
-    if case == UPPER:
-        return "".join(upper_char(c) for c in word)
     if case == MIX and form is not None and lower_word(form) == word:
         return form
-    for i, char in enumerate(word):
-        if _has_case(char):  # the first letter with case (as case_of reads CAP)
-            return word[:i] + upper_char(char) + word[i + 1:]  # kept if not 1:1 (ß, ﬁ)
-    return word
+    if case == UPPER:
+        written = "".join(upper_char(c) for c in word)
+    else:
+        written = word
+        for i, char in enumerate(word):
+            if _has_case(char):  # the first letter with case (as case_of reads CAP)
+                written = word[:i] + upper_char(char) + word[i + 1:]  # kept if not 1:1 (ß)
+                break
+    if ("σ" in word or "ς" in word) and lower_word(written) != word:
+        return word  # Σ reads back as σ or ς by its place: keep what the word was
+    return written
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -411,16 +425,28 @@ def _extend_core(token: str, start: int, end: int, inv: Inventory) -> tuple[int,
     """Take back edge characters that belong to the word: 'em, -5, students'."""
     core = token[start:end]
     lead = token[start - 1] if start > 0 else "\0"
-    if lead in _APOSTROPHES and (core[:1].isdigit() or lower_word(core) in inv.elisions):
+    elided = lead in _LEAD_APOSTROPHES and (core[:1].isdigit()
+                                            or lower_word(core) in inv.elisions)
+    if elided:
         start -= 1
-    elif lead in _DIGIT_SIGNS and core[:1].isdigit():
+    elif lead in _DIGIT_SIGNS and _starts_number(core):
         start -= 1
     elif lead == "." and core[:1].isdigit() and _opens_number(token[:start - 1]):
         start -= 2 if token[:start - 1].endswith(tuple(_DIGIT_SIGNS)) else 1  # .5, -.5, (.5)
     trail = token[end] if end < len(token) else "\0"
-    if trail in _APOSTROPHES and core[-1:] in ("s", "S") and len(core) > 1:
+    if trail in _APOSTROPHES and (
+            (core[-1:] in ("s", "S") and len(core) > 1)  # students'
+            or (elided and lower_word(core) == "n")  # rock 'n' roll
+            or (lead not in _LEAD_APOSTROPHES and lower_word(core).endswith("in")
+                and len(core) > 3)):  # nothin', goin'
         end += 1
     return start, end
+
+
+def _starts_number(core: str) -> bool:
+    """Whether a word core is a number a sign can stand before: 5, 3.5%, $5, €2."""
+    return core[:1].isdigit() or (len(core) > 1 and unicodedata.category(core[0]) == "Sc"
+                                  and core[1].isdigit())
 
 
 def _opens_number(before: str) -> bool:
@@ -588,6 +614,16 @@ def render(
     return "".join(parts)
 
 
+# a number with a lowercase ending: 2nd, 1990s, '90s, 5th, 3pm (never Capitalised)
+_NUMBER_WITH_ENDING = re.compile(r"^['’‘]?\d[\d,.]*(?:st|nd|rd|th|s|am|pm)$")
+
+
+def is_number_with_ending(word: str) -> bool:
+    """2nd, 1990s, '90s, 5th, 3pm: a number whose letters stay lowercase, even where a
+    sentence starts (not 2Nd); 3d, 4k and 5g are not such numbers (3D, 4K, 5G)."""
+    return bool(_NUMBER_WITH_ENDING.match(word))
+
+
 def is_address(word: str) -> bool:
     """An e-mail address, a handle or a web address (joe@example.com, https://x.org,
     www.example.com): written in lowercase, never Capitalised as a name or a sentence start."""
@@ -626,7 +662,8 @@ def written_cases(labelled: Labelled, language: str | Inventory = "en", *,
     if sentence_case:
         final = get_inventory(language).sentence_final
         for i, (word, post) in enumerate(zip(labelled.words, labelled.post)):
-            if sentence_start and cases[i] == LOWER and not is_address(word):
+            if sentence_start and cases[i] == LOWER and not is_address(word) \
+                    and not is_number_with_ending(word):
                 cases[i] = UPPER if is_initialism(word) else CAP
             sentence_start = post in final
     lexicon = lexicon or {}

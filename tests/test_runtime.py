@@ -345,6 +345,25 @@ def test_addresses_are_written_in_lowercase(tiny_artifact):
     assert "https://example.org" in restored and "www.example.com" in restored
 
 
+def test_an_address_keeps_the_case_it_was_written_in(tiny_artifact):
+    punctuator = Punctuator.load(tiny_artifact)
+    text = "see https://example.com/Path?A=1 and @JoeBiden and joe@example.com"
+    restored = punctuator.restore(text)
+    assert "https://example.com/Path?A=1" in restored and "@JoeBiden" in restored
+    assert "joe@example.com" in restored
+    assert "Path" not in punctuator.restore(text.lower())
+
+
+def test_numbers_with_lowercase_endings_are_written_in_lowercase(tiny_artifact):
+    from punctum.runtime import decide_case
+
+    probs = np.array([[0, 0.9, 0.1, 0], [0, 0.1, 0.9, 0], [0, 0.9, 0.1, 0]], np.float32)
+    labels = ("LOWER", "CAP", "UPPER", "MIX")
+    assert decide_case(("2nd", "1990s", "3d"), probs, labels) == ("LOWER", "LOWER", "CAP")
+    restored = Punctuator.load(tiny_artifact).restore("2nd place went to them")
+    assert restored.startswith("2nd")
+
+
 def test_dotted_initialisms_are_written_in_capitals():
     from punctum.runtime import decide_case
 

@@ -79,6 +79,12 @@ def _word_chars(s: str, inv: Inventory) -> str:
         ("so... yes?!", ["so", "yes"], ["PERIOD", "QUESTION"]),
         ("It is -5 degrees", ["it", "is", "-5", "degrees"], ["O", "O", "O", "O"]),
         ("The students' books.", ["the", "students'", "books"], ["O", "O", "PERIOD"]),
+        ("It was –5, or −3.5% or -$5.", ["it", "was", "–5", "or", "−3.5%", "or", "-$5"],
+         ["O", "O", "COMMA", "O", "O", "O", "PERIOD"]),
+        ("Rock 'n' roll, ‘90s, ‘em; nothin' 'Berlin'", ["rock", "'n'", "roll", "‘90s", "‘em",
+         "nothin'", "berlin"], ["O", "O", "COMMA", "COMMA", "PERIOD", "O", "O"]),
+        ("Done.\u200f \ufeff So,\u200b what? hel\u200blo", ["done", "so", "what", "hel\u200blo"],
+         ["PERIOD", "COMMA", "QUESTION", "O"]),
     ],
 )
 def test_parse_exact(source, expected_words, expected_post):
@@ -329,6 +335,24 @@ def test_greek_final_sigma_normalises_alike():
 
     assert normalize("ΟΔΟΣ") == normalize("οδος") == ["οδος"]
     assert apply_case("οδος", UPPER) == "ΟΔΟΣ"
+
+
+def test_every_case_of_a_greek_sigma_reads_back_as_the_same_word():
+    from punctum.text import CASES, apply_case, lower_word
+
+    for word in ("ς", "σ", "ʼσ", "ʼς", "οδος", "σοφος", "aς"):
+        for case in CASES:
+            assert lower_word(apply_case(word, case)) == word, (word, case)
+
+
+def test_numbers_with_lowercase_endings_never_start_in_capitals():
+    from punctum.text import is_number_with_ending
+
+    assert all(map(is_number_with_ending, ["2nd", "1990s", "'90s", "‘90s", "5th", "3pm"]))
+    assert not any(map(is_number_with_ending, ["3d", "4k", "5g", "2", "mp3"]))
+    labelled = parse("2nd place. 1990s were fun. 3d films.")
+    lowered = Labelled(labelled.words, labelled.post, ("LOWER",) * len(labelled))
+    assert render(lowered, sentence_case=True) == "2nd place. 1990s were fun. 3D films."
 
 
 def test_nested_inverted_marks_pair_with_the_closing_mark():
