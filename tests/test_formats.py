@@ -865,6 +865,30 @@ def test_whisper_word_pieces_are_one_word_for_the_model():
     assert pauses[2] == pytest.approx(2.0 - 1.9)  # after "$1,000": from its last piece's end
 
 
+def test_word_pieces_without_letters_keep_their_characters():
+    from punctum.formats.restoring import _split_word_pieces
+
+    assert _split_word_pieces("👍🏽.", ["👍", "🏽"]) == ["👍", "🏽."]
+    assert _split_word_pieces("OK👍🏽.", ["ok👍", "🏽"]) == ["OK👍", "🏽."]
+    assert _split_word_pieces("Hi,", ['"hi', '"']) == ["Hi", ","]  # quotes dropped, as ever
+
+
+def test_fullwidth_latin_records_are_separate_words():
+    words = [{"word": w, "start": i / 2, "end": i / 2 + 0.4} for i, w in
+             enumerate(["ＨＥＬＬＯ", "world", "and", "１２３", "ok", "東京", "ＴＶ"])]
+    content = _json({"segments": [{"start": 0.0, "end": 4.0, "text": " x", "words": words}]})
+    converted = formats.convert(formats.loads(content, "whisper"), "text")
+    assert formats.dumps(converted) == "ＨＥＬＬＯ world and １２３ ok東京ＴＶ\n"
+
+
+def test_a_reference_to_no_character_is_markup_inside_a_word():
+    srt = "1\n00:00:00,000 --> 00:00:02,000\nso a&#1;b is the caf&#xFFFF;e\n"
+    punctuator = ScriptedPunctuator("So ab is the cafe.")
+    restored = formats.restore_transcript(formats.loads(srt, "srt"), punctuator)
+    assert punctuator.calls == [["so", "ab", "is", "the", "cafe"]]
+    assert formats.dumps(restored).split("\n")[2] == "So a&#1;b is the caf&#xFFFF;e."
+
+
 def test_a_manifest_output_key_never_replaces_another_field():
     content = _lines([{"audio_filepath": "a.wav", "pred_text": "so what", "text": "So what?"}])
     transcript = formats.loads(content, "nemo")

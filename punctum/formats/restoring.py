@@ -229,16 +229,21 @@ def _split_word_pieces(rendered: str, pieces: list[str]) -> list[str]:
     new = _core_span(rendered)
     if joined[core[0]:core[1]].lower() != rendered[new[0]:new[1]].lower():
         return pieces
+    # the characters around the core that the restored word still has ("👍🏽" of "ok👍🏽.")
+    # stay in their pieces too; only what was added goes to the first or last piece
+    head, tail = joined[:core[0]], joined[core[1]:]
+    low = 0 if rendered[:new[0]].endswith(head) else core[0]
+    high = len(joined) if rendered[new[1]:].startswith(tail) else core[1]
+    begin, finish = new[0] - (core[0] - low), new[1] + (high - core[1])
     out, position = [], 0
     for k, piece in enumerate(pieces):
-        start, end = position, position + len(piece)
-        position = end
-        part = rendered[new[0] + max(start, core[0]) - core[0]:
-                        new[0] + min(max(end, core[0]), core[1]) - core[0]]
+        start, end = (min(max(x, low), high) for x in (position, position + len(piece)))
+        position += len(piece)
+        part = rendered[begin + start - low:begin + end - low]
         if k == 0:
-            part = rendered[:new[0]] + part
+            part = rendered[:begin] + part
         if k == len(pieces) - 1:
-            part = part + rendered[new[1]:]
+            part = part + rendered[finish:]
         out.append(part)
     return out
 

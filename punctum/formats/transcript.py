@@ -31,7 +31,8 @@ _WHITESPACE = re.compile(r"(\s+)")
 # Scripts written without spaces between words: Thai, Lao, Myanmar, Khmer, kana, CJK
 # ideographs (and their punctuation), halfwidth and fullwidth forms.
 _SPACELESS = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3000-\u30ff"
-                        "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+                        "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uff0f\uff1a-\uff20"
+                        "\uff3b-\uff40\uff5b-\uffef]")  # not full-width Latin letters, digits
 # Marks a model writes after a word (a reference followed by one still stands alone).
 _MARKS_AFTER = frozenset(",.?!;:")
 # ASR filler and noise tokens: <unk>, <sil>, [noise], [laughter], ++UM++.
@@ -204,8 +205,8 @@ def _is_text(text: str, start: int, end: int) -> bool:
     would be lost)."""
     reference = text[start:end]
     decoded = html.unescape(reference)
-    if not reference.startswith("&") or decoded.isspace():
-        return False
+    if not reference.startswith("&") or not decoded.isprintable() or decoded.strip() == "":
+        return False  # a control character (&#1;) or no character at all is markup
     if decoded.isalnum():  # a letter ("caf&eacute;", "&Eacute;cole") is always text
         return True
     before = text[start - 1] if start else " "
@@ -240,7 +241,7 @@ def encode_like(text: str, original: str) -> str:
     written as the same references again ("Q&A" -> "Q&amp;A" for "q&amp;a")."""
     references = {html.unescape(r): r for r in REFERENCE.findall(original)}
     for char in sorted(references, key=lambda c: c != "&"):  # "&" first: others hold one
-        if char != references[char]:
+        if char and char != references[char]:
             text = text.replace(char, references[char])
     return text
 
