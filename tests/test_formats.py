@@ -889,6 +889,15 @@ def test_a_reference_to_no_character_is_markup_inside_a_word():
     assert formats.dumps(restored).split("\n")[2] == "So a&#1;b is the caf&#xFFFF;e."
 
 
+def test_lone_surrogate_escapes_outside_the_text_are_written_back_as_escapes():
+    content = '{"language": "e\\ud800n", "text": " caf\u00e9 so", "segments": []}\n'
+    transcript = formats.loads(content, "whisper")
+    assert formats.dumps(transcript) == content
+    assert formats.dumps(transcript).encode("utf-8")  # writable: no lone surrogate left
+    line = '{"audio_filepath": "a\\udc80.wav", "pred_text": "caf\u00e9"}\n'
+    assert formats.dumps(formats.loads(line, "nemo")) == line
+
+
 def test_a_manifest_output_key_never_replaces_another_field():
     content = _lines([{"audio_filepath": "a.wav", "pred_text": "so what", "text": "So what?"}])
     transcript = formats.loads(content, "nemo")

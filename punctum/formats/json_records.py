@@ -66,14 +66,23 @@ class JsonStyle:
 
     def dumps(self, value: Any) -> str:
         """One JSON value in this style (no final newline)."""
-        return json.dumps(value, ensure_ascii=self.ensure_ascii, indent=self.indent,
-                          separators=self.separators)
+        return _escape_surrogates(json.dumps(value, ensure_ascii=self.ensure_ascii,
+                                             indent=self.indent, separators=self.separators))
 
     def dumps_lines(self, values: Sequence[Any]) -> str:
         """JSON lines in this style."""
         text = "\n".join(json.dumps(v, ensure_ascii=self.ensure_ascii,
                                     separators=self.separators) for v in values)
-        return text + ("\n" if values and self.final_newline else "")
+        return _escape_surrogates(text) + ("\n" if values and self.final_newline else "")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogates(text: str) -> str:
+    """JSON text with each lone surrogate (read from an escape such as "\\ud800", not
+    Unicode text, so not writable as UTF-8) written as that escape again."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 # Style of JSON written from scratch (a conversion): what json.dump(indent=2) writes.
