@@ -309,10 +309,10 @@ def test_export_cli(tiny_run, tmp_path, capsys):
         code = main(["export", str(tiny_run / "best.pt"), str(tmp_path / "y"), "--scores",
                      str(tmp_path / "scores.json")])
         assert code == 2 and "scores.json: " in capsys.readouterr().err
-    for window in (["1", "0", "0"], ["20", "-5", "10"]):  # what loading would refuse
+    for window, flag in ((["1", "0", "0"], "SIZE"), (["20", "-5", "10"], "LEFT")):
         code = main(["export", str(tiny_run / "best.pt"), str(tmp_path / "w"), "--window",
-                     *window])
-        assert code == 2 and "WindowConfig." in capsys.readouterr().err
+                     *window])  # what loading would refuse
+        assert code == 2 and f"--window {flag} must be" in capsys.readouterr().err
         assert not (tmp_path / "w").exists()
     from punctum.train.export import ExportOptions, export_artifact, parity_texts
 

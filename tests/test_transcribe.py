@@ -169,7 +169,7 @@ def test_cli_export_dispatches_on_checkpoint_kind(acoustic, tmp_path, capsys):
     assert main(["export", str(run / "best.pt"), str(tmp_path / "m2"), "--min-agreement",
                  "1.5"]) == 2
     err = capsys.readouterr().err
-    assert "min_agreement must be in [0, 1], got 1.5" in err and "Traceback" not in err
+    assert "--min-agreement must be in [0, 1], got 1.5" in err and "Traceback" not in err
 
 
 def test_dumps_text_json_and_subtitles():
