@@ -90,7 +90,8 @@ class ParquetOptions:
         if not 0 <= self.threads <= 256:
             raise ValueError(f"ParquetOptions.threads must be in [0, 256], got {self.threads}")
         if not self.column or not self.output_column:
-            raise ValueError("ParquetOptions.column and output_column must not be empty")
+            raise ValueError("ParquetOptions.column and ParquetOptions.output_column must "
+                             "not be empty")
 
 
 @dataclass(frozen=True)

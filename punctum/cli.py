@@ -1051,7 +1051,7 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except (FileNotFoundError, ValueError, TypeError, ImportError, OSError) as error:
-        print(f"punctum {args.command}: error: {printable(_as_flags(str(error)))}",
+        print(f"punctum {args.command}: error: {printable(_as_flags(str(error), args.command))}",
               file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
@@ -1066,18 +1066,22 @@ _FLAGS = {"ResegmentOptions.max_chars_per_line": "--max-chars",
           "BatchOptions.jobs": "--jobs", "BatchOptions.threads": "--threads",
           "RayOptions.actors": "--actors", "RayOptions.address": "--address",
           "ParquetOptions.batch_size": "--batch-size", "ParquetOptions.threads": "--threads",
-          "ParquetOptions.column": "--column", "FileOptions.text_key": "--text-key",
-          "FileOptions.output_key": "--output-key", "WindowConfig.size": "--window SIZE",
-          "WindowConfig.left": "--window LEFT", "WindowConfig.right": "--window RIGHT"}
+          "ParquetOptions.column": "--column", "ParquetOptions.output_column": "--output-column",
+          "FileOptions.text_key": "--text-key", "FileOptions.output_key": "--output-key"}
+# fields set by one command's flags only
+_COMMAND_FLAGS = {"export": {"WindowConfig.size": "--window SIZE",
+                             "WindowConfig.left": "--window LEFT",
+                             "WindowConfig.right": "--window RIGHT"}}
 # unqualified field names, replaced only where they start a message
 _LEADING_FLAGS = {"threads": "--threads", "min_agreement": "--min-agreement",
                   "bootstrap_samples": "--samples"}
 
 
-def _as_flags(message: str) -> str:
-    """An error message with the option fields it names written as the flags that set them
-    ("ResegmentOptions.max_chars_per_line must be ..." -> "--max-chars must be ...")."""
-    for field_name, flag in _FLAGS.items():
+def _as_flags(message: str, command: str = "") -> str:
+    """An error message with the option fields it names written as the flags of `command`
+    that set them ("ResegmentOptions.max_chars_per_line must be ..." -> "--max-chars must
+    be ...")."""
+    for field_name, flag in {**_FLAGS, **_COMMAND_FLAGS.get(command, {})}.items():
         message = message.replace(field_name, flag)
     first, _, rest = message.partition(" ")
     return f"{_LEADING_FLAGS[first]} {rest}" if first in _LEADING_FLAGS and rest else message

@@ -210,7 +210,7 @@ class Punctuator:
         self.post_labels = self.inventory.post_labels
         self.case_labels = artifact.case_labels
         self.tokenizer = SubwordTokenizer.load(artifact.tokenizer_file, artifact.label_position)
-        self.windows = windows or _window_config(artifact.meta["windows"])
+        self.windows = windows or _window_config(artifact)
         # Windows per ONNX Runtime call at most, whatever batch_size asks ("per_call" in
         # punctum.json's windows; None: no limit of the model's own). See _windows_per_call.
         self.windows_per_call = _windows_per_call(artifact)
@@ -484,9 +484,9 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
         case = list(given.case)
     if options.keep_existing or not options.case:
         forms = [f if c == MIX else None for f, c in zip(given.forms, case)]
-    for i, word in enumerate(given.words):  # an address's case is part of it (URL paths)
-        if given.case[i] != LOWER and is_address(word):
-            case[i], forms[i] = given.case[i], given.forms[i]
+    for i, word in enumerate(given.words):  # an address's mixed case is part of it (a URL
+        if given.case[i] == MIX and is_address(word):  # path); all capitals are not
+            case[i], forms[i] = MIX, given.forms[i]
     return Labelled(given.words, tuple(post), tuple(case), given.pre, tuple(forms),
                     given.abbreviated)
 
@@ -688,9 +688,16 @@ def _windows_per_call(artifact: artifacts.Artifact) -> int | None:
     return value
 
 
-def _window_config(settings: dict) -> WindowConfig:
-    return WindowConfig(size=settings["size"], left=settings["left"], right=settings["right"],
-                        strategy=settings.get("strategy", "double_overlap"))
+def _window_config(artifact: artifacts.Artifact) -> WindowConfig:
+    """The artifact's windows; a bad value is an error naming its punctum.json."""
+    settings = artifact.meta["windows"]
+    try:
+        return WindowConfig(size=settings["size"], left=settings["left"],
+                            right=settings["right"],
+                            strategy=settings.get("strategy", "double_overlap"))
+    except ValueError as error:
+        message = str(error).replace("WindowConfig.", "windows.")
+        raise ValueError(f"{artifact.path / artifacts.ARTIFACT_FILE}: {message}") from None
 
 
 def _open_session(model_file: Path, threads: int):

@@ -14,7 +14,7 @@ A word carries three labels:
 back into text, and ``canonical(text) == render(parse(text))`` is the normal form that every
 round trip reproduces: words joined by single spaces, one inventory mark per word, quotes,
 brackets, invisible format characters and other non-inventory punctuation at word edges
-dropped (the apostrophe of 'em, '90s, nothin' and students' and the sign of -5 stay).
+dropped (the apostrophe of 'em, '90s, rock 'n' roll and students' and the sign of -5 stay).
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ _LEAD_APOSTROPHES = _APOSTROPHES + "‘"
 # signs kept before a number: -5, –5 (en dash), ‐5 (hyphen), −5 (minus)
 _DIGIT_SIGNS = "-‐‑–−"
 # invisible format characters: at a word's edge they are dropped with the marks around
-# them (a BOM, zero-width spaces and joiners, direction marks, a soft hyphen)
-_INVISIBLE = ("\u00ad\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
-              "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\ufeff")
+# them (a BOM, zero-width spaces and joiners, a soft hyphen; not direction marks and
+# embeddings, which right-to-left text needs where they are written)
+_INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
 
 
 @dataclass(frozen=True)
@@ -376,7 +376,10 @@ def apply_case(word: str, case: str, form: str | None = None) -> str:
                 written = word[:i] + upper_char(char) + word[i + 1:]  # kept if not 1:1 (ß)
                 break
     if ("σ" in word or "ς" in word) and lower_word(written) != word:
-        return word  # Σ reads back as σ or ς by its place: keep what the word was
+        # Σ reads back as σ or ς by its place: where it would read back as the other, the
+        # sigma stays as it is and the other letters take the case
+        kept = "".join(c if c in "σς" or w in "σς" else w for c, w in zip(word, written))
+        return kept if lower_word(kept) == word else word
     return written
 
 
@@ -426,8 +429,8 @@ def _extend_core(token: str, start: int, end: int, inv: Inventory) -> tuple[int,
     """Take back edge characters that belong to the word: 'em, -5, students'."""
     core = token[start:end]
     lead = token[start - 1] if start > 0 else "\0"
-    elided = lead in _LEAD_APOSTROPHES and (core[:1].isdigit()
-                                            or lower_word(core) in inv.elisions)
+    elided = (lead in _APOSTROPHES and core[:1].isdigit()) or (
+        lead in _LEAD_APOSTROPHES and (lower_word(core) in inv.elisions or _is_decade(core)))
     if elided:
         start -= 1
     elif lead in _DIGIT_SIGNS and _starts_number(core):
@@ -437,11 +440,14 @@ def _extend_core(token: str, start: int, end: int, inv: Inventory) -> tuple[int,
     trail = token[end] if end < len(token) else "\0"
     if trail in _APOSTROPHES and (
             (core[-1:] in ("s", "S") and len(core) > 1)  # students'
-            or (elided and lower_word(core) == "n")  # rock 'n' roll
-            or (lead not in _LEAD_APOSTROPHES and lower_word(core).endswith("in")
-                and len(core) > 3)):  # nothin', goin'
+            or (elided and lower_word(core) == "n")):  # rock 'n' roll
         end += 1
     return start, end
+
+
+def _is_decade(core: str) -> bool:
+    """90s, 70s: what a left quote before it elides (‘90s), unlike a quoted number (‘50)."""
+    return len(core) == 3 and core[:2].isdigit() and core[2] in "sS"
 
 
 def _starts_number(core: str) -> bool:

@@ -282,6 +282,25 @@ def test_a_tag_inside_a_word_does_not_split_it():
         "<i>I</i> think it is <font color=red>gr</font>eat."]
 
 
+@pytest.mark.parametrize("line, reference, language, calls, written", [
+    ("-<i>so</i> what", "So, what.", "en", [["so", "what"]], "-<i>So,</i> what."),
+    ('"<i>so</i>" what', "So what.", "en", [["so", "what"]], '"<i>So</i>" what.'),
+    ("i went to the caf<i>&eacute;</i>", "I went to the café.", "en",
+     [["i", "went", "to", "the", "café"]], "I went to the caf<i>&eacute;.</i>"),
+    ("so&emsp;what&#32;now", "So what now.", "en", [["so", "what", "now"]],
+     "So&emsp;what&#32;now."),
+    ("我们去<i>东京</i>吧", "我们去东京吧。", "zh", [list("我们去东京吧")],
+     "我们去<i>东京</i>吧。"),
+])
+def test_tags_split_words_only_where_no_letters_touch_across_them(line, reference, language,
+                                                                   calls, written):
+    srt = f"1\n00:00:00,000 --> 00:00:02,000\n{line}\n"
+    punctuator = ScriptedPunctuator(reference, language)
+    restored = formats.restore_transcript(formats.loads(srt, "srt"), punctuator)
+    assert punctuator.calls == calls
+    assert formats.dumps(restored).split("\n")[2] == written
+
+
 def test_tokens_split_keeps_every_character():
     for text in ["", "  ", "a  b\n c ", "<i>x</i>, {\\an8}y", "<b></b>"]:
         tokens = formats.split_tokens(text, markup=True)

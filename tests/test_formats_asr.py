@@ -126,6 +126,14 @@ def test_ctm_channels_are_separate_texts_even_when_interleaved():
         "so what do you think\ni think it is great\n")
 
 
+def test_transformers_results_converted_to_text_keep_a_line_each():
+    results = [_hf(["so", "what"], 0.0, True), {"text": "", "chunks": []},
+               _hf(["yes"], 0.0, True)]
+    content = "\n".join(json.dumps(r) for r in results) + "\n"
+    text = formats.dumps(formats.convert(formats.loads(content, "hf"), "text"))
+    assert text == "so what\n\nyes\n"
+
+
 def test_sphinx_rebuilds_text_keeps_fillers_variants_and_numbers():
     _, restored, punctuator = _restored(SPHINX, "sphinx", SHORT)
     assert punctuator.calls == ["so what do you think i think it is great".split()]

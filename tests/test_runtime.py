@@ -265,6 +265,8 @@ def test_corrupt_files_are_named(tiny_artifact, tmp_path):
     ({"pauses": 5}, "pauses must be null or an object with a list of 'edges'"),
     ({"pauses": {"edges": [0.1, 0.2]}}, "pauses is set but model.onnx has no 'pauses' input"),
     ({"format_version": "1"}, "format_version '1' is not supported"),
+    ({"windows": {"size": 1, "left": 0, "right": 0}}, "windows.size must be an integer >= 2"),
+    ({"windows": {"size": 24, "left": 20, "right": 4}}, "windows.left + windows.right must"),
 ])
 def test_malformed_punctum_json_is_one_line_naming_it(tiny_artifact, tmp_path, change, message):
     folder = _copy(tiny_artifact, tmp_path)
@@ -352,6 +354,8 @@ def test_an_address_keeps_the_case_it_was_written_in(tiny_artifact):
     assert "https://example.com/Path?A=1" in restored and "@JoeBiden" in restored
     assert "joe@example.com" in restored
     assert "Path" not in punctuator.restore(text.lower())
+    shouted = punctuator.restore("GO TO WWW.PBS.ORG/NEWSHOUR OR Www.example.com NOW")
+    assert "www.pbs.org/newshour" in shouted and "www.example.com" in shouted
 
 
 def test_numbers_with_lowercase_endings_are_written_in_lowercase(tiny_artifact):

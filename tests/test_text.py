@@ -81,10 +81,12 @@ def _word_chars(s: str, inv: Inventory) -> str:
         ("The students' books.", ["the", "students'", "books"], ["O", "O", "PERIOD"]),
         ("It was –5, or −3.5% or -$5.", ["it", "was", "–5", "or", "−3.5%", "or", "-$5"],
          ["O", "O", "COMMA", "O", "O", "O", "PERIOD"]),
-        ("Rock 'n' roll, ‘90s, ‘em; nothin' 'Berlin'", ["rock", "'n'", "roll", "‘90s", "‘em",
-         "nothin'", "berlin"], ["O", "O", "COMMA", "COMMA", "PERIOD", "O", "O"]),
-        ("Done.\u200f \ufeff So,\u200b what? hel\u200blo", ["done", "so", "what", "hel\u200blo"],
+        ("Rock 'n' roll, ‘90s, ‘em; 'Berlin' ‘50 the 'iron curtain'", ["rock", "'n'", "roll",
+         "‘90s", "‘em", "berlin", "50", "the", "iron", "curtain"],
+         ["O", "O", "COMMA", "COMMA", "PERIOD", "O", "O", "O", "O", "O"]),
+        ("Done.\u200b \ufeff So,\u2060 what? hel\u200blo", ["done", "so", "what", "hel\u200blo"],
          ["PERIOD", "COMMA", "QUESTION", "O"]),
+        ("\u202bשלום\u202c", ["\u202bשלום\u202c"], ["O"]),  # direction marks stay
     ],
 )
 def test_parse_exact(source, expected_words, expected_post):
@@ -340,9 +342,12 @@ def test_greek_final_sigma_normalises_alike():
 def test_every_case_of_a_greek_sigma_reads_back_as_the_same_word():
     from punctum.text import CASES, apply_case, lower_word
 
-    for word in ("ς", "σ", "ʼσ", "ʼς", "οδος", "σοφος", "aς"):
+    for word in ("ς", "σ", "ʼσ", "ʼς", "οδος", "σοφος", "aς", "aσ"):
         for case in CASES:
             assert lower_word(apply_case(word, case)) == word, (word, case)
+    # the other letters still take the case; only a sigma that would not read back stays
+    assert [apply_case(w, "UPPER") for w in ("οδος", "σ", "aσ")] == ["ΟΔΟΣ", "Σ", "Aσ"]
+    assert [apply_case(w, "CAP") for w in ("σοφος", "ς")] == ["Σοφος", "ς"]
 
 
 def test_numbers_with_lowercase_endings_never_start_in_capitals():

@@ -191,6 +191,12 @@ def test_parity_features_fall_back_to_random_frames(tmp_path):
     feats, source = parity_features({"dev": str(tmp_path / "gone.jsonl")}, n_mels=40,
                                     n_utterances=3)
     assert source == "random" and len(feats) == 3 and all(f.shape[1] == 40 for f in feats)
+    manifest = tmp_path / "dev.jsonl"  # found (relocated), but its audio is not
+    manifest.write_text('{"audio_filepath": "/old/machine/a.wav", "duration": 1.0, '
+                        '"text": "hi"}\n', encoding="utf-8")
+    feats, source = parity_features({"dev": str(manifest), "features": {}}, n_mels=80,
+                                    n_utterances=2)
+    assert source == "random" and len(feats) == 2
 
 
 def test_export_leaves_the_model_in_eval_mode_and_matches_it(tmp_path):

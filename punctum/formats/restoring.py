@@ -58,9 +58,10 @@ def convert(transcript: Transcript, format: str) -> Transcript:
     spacing = "written" if _carry_spaces([t for c in kept for t in c.tokens]) else "records"
     if format == "text":  # one line per text the model sees as a whole
         kept_ids = {id(c) for c in kept}
+        per_result = "documents" in transcript.meta  # a line for each, empty ones too
         groups = [g for doc in _documents(transcript)
                   if (g := [c for c in map(transcript.cues.__getitem__, doc)
-                            if id(c) in kept_ids])]
+                            if id(c) in kept_ids]) or per_result]
         cues = tuple(Cue(None, None, _plain_tokens(_joined(g), "", False, write, spacing))
                      for g in groups)
         return Transcript("text", cues, {"newline": newline, "trailer": "\n"})
@@ -122,8 +123,10 @@ def _carry_spaces(tokens: Sequence[Token]) -> bool:
 
 
 def _separates(gap: str) -> bool:
-    """Whether the whitespace and markup between two tokens separate two words."""
-    return any(char.isspace() for char in gap) or bool(_SEPARATOR.search(gap))
+    """Whether the whitespace and markup between two tokens separate two words: whitespace,
+    a line-break tag or a reference to a space (&nbsp;, &emsp;, &#32;)."""
+    return any(char.isspace() for char in gap) or bool(_SEPARATOR.search(gap)) or (
+        "&" in gap and any(char.isspace() for char in decode_references(gap)))
 
 
 # ----------------------------------------------------------------------------- restoring
@@ -153,7 +156,8 @@ def restore_transcript(transcript: Transcript, punctuator,
     inventory = punctuator.inventory
     subtitles = transcript.format in SUBTITLES
     model_text = decode_references if subtitles else str
-    groups = [_word_groups(cue) for cue in transcript.cues]
+    spaced_words = inventory.word_unit == "word"
+    groups = [_word_groups(cue, spaced_words) for cue in transcript.cues]
     parsed = [_parse_groups(cue, cue_groups, inventory, model_text)
               for cue, cue_groups in zip(transcript.cues, groups)]
     documents = [d for d in _documents(transcript) if any(len(p) for c in d for p in parsed[c])]
@@ -173,30 +177,32 @@ def restore_transcript(transcript: Transcript, punctuator,
         keys = [(c, t) for c in doc for t in range(len(parsed[c]))]
         counts = [len(parsed[c][t]) for c, t in keys]
         rendered = _render_tokens(labelled, counts, punctuator, options)
-        if subtitles:  # characters read from references are written as the same references
-            rendered = [r if r is None else encode_like(r, transcript.cues[c].tokens[t].text)
-                        for (c, t), r in zip(keys, rendered)]
         texts.update((k, r) for k, r in zip(keys, rendered) if r is not None)
     for c, cue_groups in enumerate(groups):  # a word written in pieces: each gets its part
         for group in (g for g in cue_groups if len(g) > 1 and (c, g[0]) in texts):
-            pieces = [transcript.cues[c].tokens[t].text for t in group]
+            pieces = [model_text(transcript.cues[c].tokens[t].text) for t in group]
             for t, text in zip(group, _split_word_pieces(texts.pop((c, group[0])), pieces)):
                 texts[(c, t)] = text
+    if subtitles:  # characters read from references are written as the same references
+        texts = {(c, t): encode_like(text, transcript.cues[c].tokens[t].text)
+                 for (c, t), text in texts.items()}
     return _with_texts(transcript, texts)
 
 
-def _word_groups(cue: Cue) -> list[list[int]]:
+def _word_groups(cue: Cue, spaced_words: bool = True) -> list[list[int]]:
     """Token indexes of each written word. A JSON word record with nothing before it
     continues the word before, where the cue's records carry their spaces (Whisper splits
     " $1" ",000." and " Don" "'t"); WhisperX's records carry none, and each is a word.
-    In subtitle text, a tag inside a word ("<i>hel</i>lo") does not split it."""
+    In subtitle text, a tag between two letters or digits of a word ("<i>hel</i>lo",
+    "caf<i>&eacute;</i>") does not split it, in languages written with spaces between words
+    (`spaced_words`)."""
     spaced = _carry_spaces(cue.tokens)
     groups: list[list[int]] = []
     for t, token in enumerate(cue.tokens):
         previous = cue.tokens[t - 1] if t else None
         if previous is not None and previous.text and token.text and (
                 (spaced and not previous.after and not token.before) if token.extra
-                else _tagged_piece(previous, token)):
+                else spaced_words and _tagged_piece(previous, token)):
             groups[-1].append(t)
         else:
             groups.append([t])
@@ -204,9 +210,12 @@ def _word_groups(cue: Cue) -> list[list[int]]:
 
 
 def _tagged_piece(previous: Token, token: Token) -> bool:
-    """Whether subtitle text continues the word before it across markup alone."""
+    """Whether subtitle text continues the word before it across markup alone, a letter or
+    digit on each side (not a dialogue dash or quote before a tag: "-<i>so</i>")."""
     gap = previous.after + token.before
-    return bool(gap) and not _separates(gap)
+    left, right = decode_references(previous.text)[-1:], decode_references(token.text)[:1]
+    return (bool(gap) and not _separates(gap) and left.isalnum() and right.isalnum()
+            and needs_space(left, right))
 
 
 def _parse_groups(cue: Cue, groups: list[list[int]], inventory, model_text) -> list[Labelled]:
