@@ -30,7 +30,7 @@ from typing import TextIO
 
 from punctum import formats
 from punctum.fileio import TEMP_SUFFIX, atomic_writer, printable, standard_stream
-from punctum.runtime import LONG_LINE, RestoreOptions, cpu_count
+from punctum.runtime import RestoreOptions, cpu_count
 
 log = logging.getLogger(__name__)
 
@@ -237,7 +237,7 @@ def _restore_lines(punctuator, lines: Iterable[str], options: RestoreOptions,
             yield line + "\n"
         return
     for line in lines:
-        if len(line) > LONG_LINE:
+        if punctuator.is_long_line(line):
             yield from _json_long_line(punctuator, line, options)
             continue
         result = punctuator.restore_detailed([line], options)[0]

@@ -33,6 +33,7 @@ from punctum.text import (
     NULL,
     UPPER,
     Labelled,
+    holds_word,
     is_address,
     is_initialism,
     is_lowercase_initialism,
@@ -51,8 +52,13 @@ log = logging.getLogger(__name__)
 # tokens included): bounds the runtime's working memory whatever the window size
 # (docs/BENCHMARKS.md, restore memory).
 BATCH_SUBWORDS = 1616
-# Characters from which a line is restored through `Stream` in parts (bounded memory).
+# Words from which a line is restored through `Stream` in parts (bounded memory); counted
+# in words, not characters, so that restoring the output again takes the same path.
+LONG_LINE_WORDS = 32_768
+# Characters from which a line in a language written without spaces takes that path.
 LONG_LINE = 200_000
+# Words fed to `Stream` at a time for such a line.
+LONG_LINE_PART = 4096
 
 
 @dataclass(frozen=True)
@@ -407,14 +413,14 @@ class Punctuator:
                       chunk_lines: int = 64) -> Iterator[str]:
         """Restore an iterable of lines (paragraphs), lazily, in bounded memory.
 
-        Lines over LONG_LINE characters go through `Stream`, so a 1,000,000-word line is
-        fine too.
+        Lines of over LONG_LINE_WORDS words (LONG_LINE characters in languages written
+        without spaces) go through `Stream`, so a 1,000,000-word line is fine too.
         """
         options = options or RestoreOptions()
         _check_texts(lines)
         batch: list[str] = []
         for line in lines:
-            if len(line) > LONG_LINE:
+            if self.is_long_line(line):
                 yield from self._flush_lines(batch, options)
                 batch = []
                 yield self._restore_long(line, options)
@@ -429,6 +435,15 @@ class Punctuator:
         if batch:
             yield from self.restore_batch(batch, options)
 
+    def is_long_line(self, line: str) -> bool:
+        """Whether a line is restored in parts (`restore_long_detailed`)."""
+        if self.inventory.word_unit != "word":
+            return len(line) > LONG_LINE
+        if len(line) < 2 * LONG_LINE_WORDS:  # too short to hold that many words
+            return False
+        inventory = self.inventory
+        return sum(holds_word(token, inventory) for token in line.split()) > LONG_LINE_WORDS
+
     def _restore_long(self, line: str, options: RestoreOptions) -> str:
         return " ".join(part.text for part in self.restore_long_detailed(line, options))
 
@@ -438,11 +453,19 @@ class Punctuator:
         results of consecutive runs of words; their texts joined with spaces are the
         restored text."""
         stream = self.stream(lookahead=32, options=options)
-        tokens = line.split()
-        for i in range(0, len(tokens), 4096):
-            part = stream.feed_detailed(" ".join(tokens[i:i + 4096]))
-            if part is not None:
-                yield part
+        piece: list[str] = []
+        n_words = 0
+        for token in line.split():  # parts of as many words, whatever marks stand alone
+            piece.append(token)
+            n_words += holds_word(token, self.inventory)
+            if n_words == LONG_LINE_PART:
+                part = stream.feed_detailed(" ".join(piece))
+                piece, n_words = [], 0
+                if part is not None:
+                    yield part
+        part = stream.feed_detailed(" ".join(piece)) if piece else None
+        if part is not None:
+            yield part
         part = stream.flush_detailed()
         if part is not None:
             yield part

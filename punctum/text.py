@@ -176,7 +176,9 @@ def _build_lookup(inv: Inventory) -> dict:
         set(post) | set(pre)
     text = {NULL: ""} | {m.name: m.text for m in inv.post_marks + inv.pre_marks}
     final = {m.name for m in inv.post_marks if m.sentence_final}
-    return {"post": post, "pre": pre, "strip": frozenset(strip), "text": text, "final": final}
+    word_char = re.compile("[^\\s" + re.escape("".join(sorted(strip))) + "]")
+    return {"post": post, "pre": pre, "strip": frozenset(strip), "text": text, "final": final,
+            "word_char": word_char}
 
 
 # Only words that practically never end a sentence: the period of "etc." or "St." often
@@ -389,6 +391,12 @@ def _is_cjk(char: str) -> bool:
     code = ord(char)
     return (0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0x3040 <= code <= 0x30FF
             or 0xF900 <= code <= 0xFAFF or 0x20000 <= code <= 0x2FFFF or code == 0x3005)
+
+
+def holds_word(token: str, language: str | Inventory = "en") -> bool:
+    """Whether a whitespace-free token holds a word, not marks, quotes or brackets alone
+    (a token that `parse` reads as no words: "-", "...", "(")."""
+    return bool(get_inventory(language)._lookup["word_char"].search(token))
 
 
 def _split_whitespace(text: str) -> list[str]:

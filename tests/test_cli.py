@@ -147,12 +147,12 @@ def test_two_inputs_for_one_output_file_are_refused(tiny_artifact, tmp_path, cap
 
 def test_json_of_a_very_long_line_is_streamed_and_whole(tiny_artifact, tmp_path, capsys,
                                                         monkeypatch):
-    """A line over LONG_LINE characters is written in parts: one valid JSON object whose
+    """A line over LONG_LINE_WORDS words is written in parts: one valid JSON object whose
     words are the input's and whose labels re-render to its text."""
-    from punctum import batch
+    from punctum import runtime
     from punctum.text import Labelled, render
 
-    monkeypatch.setattr(batch, "LONG_LINE", 500)
+    monkeypatch.setattr(runtime, "LONG_LINE_WORDS", 100)
     words = ("so what do you think i think it's great we went home " * 60).split()
     source = tmp_path / "long.txt"
     source.write_text("we see a boat\n" + " ".join(words) + "\n", encoding="utf-8")

@@ -917,6 +917,31 @@ def test_lone_surrogate_escapes_outside_the_text_are_written_back_as_escapes():
     assert formats.dumps(formats.loads(line, "nemo")) == line
 
 
+def test_whisper_text_is_rebuilt_with_spaces_between_segments_that_carry_none():
+    content = _json({"text": "so what do you think about it", "segments": [
+        {"id": 0, "start": 0.0, "end": 2.5, "text": "so what do you think"},
+        {"id": 1, "start": 2.5, "end": 6.0, "text": "about it"}]})
+    _, restored, _ = _restored_cues(content, "whisper", "So what do you think about it?")
+    assert json.loads(formats.dumps(restored))["text"] == "So what do you think about it?"
+
+
+@pytest.mark.parametrize("style", [{"indent": "\t"}, {"indent": 0}, {"indent": 4},
+                                   {"indent": 2, "separators": (", ", ": ")},
+                                   {"separators": (",", ":")}, {}])
+def test_json_written_by_python_in_any_style_comes_back_byte_identical(style):
+    record = {"text": " hi", "segments": [{"id": 0, "start": 0.0, "end": 1.0, "text": " hi",
+                                           "words": [{"word": " hi", "start": 0, "end": 1}]}]}
+    content = json.dumps(record, **style) + "\n"
+    assert formats.dumps(formats.loads(content, "whisper")) == content
+
+
+def test_angle_brackets_that_are_not_tags_are_text():
+    tokens = formats.split_tokens("if x < 5 and y > 3 <i>stop</i> <00:00:01.000><c>now</c>",
+                                  markup=True)
+    assert [t.text for t in tokens] == ["if", "x", "<", "5", "and", "y", ">", "3", "stop",
+                                        "now"]
+
+
 def test_a_manifest_output_key_never_replaces_another_field():
     content = _lines([{"audio_filepath": "a.wav", "pred_text": "so what", "text": "So what?"}])
     transcript = formats.loads(content, "nemo")

@@ -1,6 +1,7 @@
 """Punctuator over ONNX Runtime: words preserved, batching, streaming, bad artifacts."""
 
 import json
+import random
 import re
 import shutil
 import subprocess
@@ -161,6 +162,30 @@ def test_restore_lines_long_line_uses_stream(punctuator):
     out = list(punctuator.restore_lines(lines))
     assert out[0] == "" and len(out) == 3
     assert normalize(out[1]) == words
+
+
+def test_long_lines_restore_again_to_themselves(punctuator, monkeypatch):
+    """Lines go the long way by their words, not characters (restoring adds marks), and
+    are fed in parts of as many words whatever marks stand alone: a second restore
+    takes the same path, cut in the same places."""
+    from punctum import runtime
+
+    monkeypatch.setattr(runtime, "LONG_LINE_WORDS", 150)
+    monkeypatch.setattr(runtime, "LONG_LINE_PART", 40)
+    vocabulary = ("so what do you think about the plan i it is great but we need time well met "
+                  "in new york last week can send me numbers by friday and then home").split()
+    rng = random.Random(0)
+    near = " ".join(rng.choice(vocabulary) for _ in range(150))  # just not long
+    tokens = []
+    for _ in range(1500):  # long, with marks standing alone, which restoring takes away
+        tokens += [rng.choice(vocabulary)] + ["-"] * (rng.random() < 0.15)
+    long = " ".join(tokens)
+    assert not punctuator.is_long_line(near) and punctuator.is_long_line(long)
+    for line in (near, long):
+        once = next(punctuator.restore_lines([line]))
+        assert punctuator.is_long_line(once) == punctuator.is_long_line(line)
+        assert next(punctuator.restore_lines([once])) == once
+    assert normalize(once) == normalize(long)
 
 
 def test_stream_detailed_parts_equal_the_pieces_and_describe_them(tiny_artifact):

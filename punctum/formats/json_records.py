@@ -43,7 +43,7 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 class JsonStyle:
     """How a JSON file was written, so that it is written back the same way."""
 
-    indent: int | None = None
+    indent: int | str | None = None
     ensure_ascii: bool = False
     separators: tuple[str, str] = (", ", ": ")
     final_newline: bool = True
@@ -52,15 +52,19 @@ class JsonStyle:
     def detect(cls, text: str, lines: bool) -> JsonStyle:
         """The style of `text` (a JSON document, or JSON lines when `lines`)."""
         body = text.strip()
-        indent = None
+        indent: int | str | None = None
         if not lines and "\n" in body:
             second = body.split("\n", 2)[1]
-            indent = len(second) - len(second.lstrip(" ")) or 2
+            lead = second[:len(second) - len(second.lstrip(" \t"))]
+            indent = len(lead) if set(lead) <= {" "} else lead  # 0 and "\t" as written
         bare = _STRING.sub('""', body)  # separators are read outside string values
         key = re.search(r'"\s*:(\s?)', bare)
         key_sep = ": " if key is None or key.group(1) else ":"
-        item = re.search(r',( ?)\S', bare)
-        item_sep = "," if indent is not None or (item and not item.group(1)) else ", "
+        if indent is not None:  # Python before 3.4 wrote ", " at line ends with an indent
+            item_sep = ", " if re.search(r", \n", bare) else ","
+        else:
+            item = re.search(r',( ?)\S', bare)
+            item_sep = "," if item and not item.group(1) else ", "
         ensure_ascii = text.isascii() and "\\u" in text
         return cls(indent, ensure_ascii, (item_sep, key_sep), text.endswith("\n"))
 
@@ -308,15 +312,29 @@ def _dump_whisper(transcript: Transcript) -> str:
     record = transcript.meta.get("record")
     segments = [_whisper_segment(cue, i) for i, cue in enumerate(transcript.cues)]
     if record is None:
-        root = {"text": "".join(s["text"] for s in segments), "segments": segments}
+        root = {"text": _joined_texts(s["text"] for s in segments), "segments": segments}
     else:
         root = dict(record)
         old = [s.get("text") for s in record.get("segments", [])]
         if "text" in root and [s.get("text") for s in segments] != old:
-            root["text"] = "".join(s.get("text", "") for s in segments)
+            root["text"] = _joined_texts(s.get("text", "") for s in segments)
         root["segments"] = segments
         _update_word_segments(root, record)
     return style.dumps(root) + ("\n" if style.final_newline else "")
+
+
+def _joined_texts(texts) -> str:
+    """Segment texts as one text: as written where they carry their spaces (OpenAI Whisper's
+    " Hello"), with a space between words where they do not (`needs_space`)."""
+    joined = ""
+    for text in texts:
+        if not isinstance(text, str):
+            continue
+        if joined and text and not joined[-1].isspace() and not text[0].isspace() and \
+                needs_space(joined[-1], text[0]):
+            joined += " "
+        joined += text
+    return joined
 
 
 def _update_word_segments(root: dict, record: dict) -> None:
