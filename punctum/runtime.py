@@ -393,7 +393,7 @@ class Punctuator:
                                          pauses=pauses if options.pauses else None)
         results = []
         for given, prediction in zip(inputs, predictions):
-            labelled = merge_labels(given, prediction, options)
+            labelled = merge_labels(given, prediction, options, self.inventory.abbreviations)
             if options.close_text:
                 labelled = close_text(labelled, prediction, self.inventory, self.post_bias)
             labelled = open_sentences(labelled, self.inventory)  # Spanish ¿ ¡
@@ -497,8 +497,13 @@ def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Seque
                  for w, c in zip(words, case))
 
 
-def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOptions) -> Labelled:
-    """Combine predicted labels with what the input already had, as the options say."""
+def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOptions,
+                 abbreviations: frozenset = frozenset()) -> Labelled:
+    """Combine predicted labels with what the input already had, as the options say.
+
+    A listed abbreviation (`Inventory.abbreviations`: mr, dr) written Capitalised before a
+    Capitalised name, inside a sentence, gets its period ("Mr. Smith", as the training text
+    writes it; not "Gen Z"), unless the input is kept as it is (keep_existing)."""
     post, case, forms = list(prediction.post), list(prediction.case), [None] * len(given)
     if options.keep_existing:
         post = [g if g != NULL else p for g, p in zip(given.post, post)]
@@ -510,8 +515,19 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
     for i, word in enumerate(given.words):  # an address's mixed case is part of it (a URL
         if given.case[i] == MIX and is_address(word):  # path); all capitals are not
             case[i], forms[i] = MIX, given.forms[i]
+    abbreviated = given.abbreviated
+    if abbreviations and not options.keep_existing:
+        abbreviated = tuple(a or (w in abbreviations and p == NULL and c in (CAP, UPPER)
+                                  and _names_follow(given.words, case, i))
+                            for i, (w, p, c, a) in enumerate(zip(given.words, post, case,
+                                                                 abbreviated)))
     return Labelled(given.words, tuple(post), tuple(case), given.pre, tuple(forms),
-                    given.abbreviated)
+                    abbreviated)
+
+
+def _names_follow(words: Sequence[str], case: Sequence[str], i: int) -> bool:
+    """Whether the word after word i is a Capitalised name of more than one letter."""
+    return i + 1 < len(words) and case[i + 1] != LOWER and len(words[i + 1]) > 1
 
 
 def _encode(tokenizer, batch: Sequence[Sequence[str]]) -> list:
@@ -631,7 +647,8 @@ class Stream:
         words = self._context + pending.words
         prediction = self.punctuator.predict(words)
         tail = _slice_prediction(prediction, len(self._context))
-        labelled = merge_labels(pending, tail, self.options)
+        labelled = merge_labels(pending, tail, self.options,
+                                self.punctuator.inventory.abbreviations)
         if closing and self.options.close_text:
             labelled = close_text(labelled, tail, self.punctuator.inventory,
                                   self.punctuator.post_bias)

@@ -942,6 +942,20 @@ def test_angle_brackets_that_are_not_tags_are_text():
                                         "now"]
 
 
+def test_a_title_before_a_name_gets_its_period_unless_the_input_is_kept():
+    from punctum.runtime import RestoreOptions
+
+    punctuator = ScriptedPunctuator("Yesterday Mr. Smith met Gen Z fans and Dr. T.")
+    srt = "1\n00:00:00,000 --> 00:00:02,000\nyesterday mr smith met gen z fans and dr t\n"
+    restored = formats.restore_transcript(formats.loads(srt, "srt"), punctuator)
+    assert formats.dumps(restored).split("\n")[2] == (
+        "Yesterday Mr. Smith met Gen Z fans and Dr T.")
+    kept = "1\n00:00:00,000 --> 00:00:02,000\nYesterday Mr Smith met Gen Z fans and Dr T.\n"
+    restored = formats.restore_transcript(formats.loads(kept, "srt"), punctuator,
+                                          RestoreOptions(keep_existing=True))
+    assert formats.dumps(restored) == kept
+
+
 def test_a_manifest_output_key_never_replaces_another_field():
     content = _lines([{"audio_filepath": "a.wav", "pred_text": "so what", "text": "So what?"}])
     transcript = formats.loads(content, "nemo")

@@ -169,7 +169,7 @@ def restore_transcript(transcript: Transcript, punctuator,
                                            **timing)
     texts: dict[tuple[int, int], str] = {}
     for doc, labelled, prediction in zip(documents, given, predictions):
-        labelled = merge_labels(labelled, prediction, options)
+        labelled = merge_labels(labelled, prediction, options, inventory.abbreviations)
         if options.close_text:
             labelled = close_text(labelled, prediction, inventory,
                                   getattr(punctuator, "post_bias", None))
