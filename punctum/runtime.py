@@ -41,6 +41,7 @@ from punctum.text import (
     open_sentences,
     parse,
     render,
+    whitespace_tokens,
     written_cases,
 )
 from punctum.tokenizer import SubwordTokenizer
@@ -55,7 +56,8 @@ BATCH_SUBWORDS = 1616
 # Words from which a line is restored through `Stream` in parts (bounded memory); counted
 # in words, not characters, so that restoring the output again takes the same path.
 LONG_LINE_WORDS = 32_768
-# Characters from which a line in a language written without spaces takes that path.
+# Characters from which a line in a language written without spaces takes that path, and
+# any line four times as long (words of hundreds of characters each: URLs, hashes).
 LONG_LINE = 200_000
 # Words fed to `Stream` at a time for such a line.
 LONG_LINE_PART = 4096
@@ -139,7 +141,8 @@ class Restored:
     def to_dict(self) -> dict:
         """JSON-ready: the text and, per word, the mark and case it shows there, with the
         model's probability of each; `model_mark` / `model_case` appear where the model's
-        own top label differs (a closing mark, a capitalised sentence start, kept input)."""
+        own top label differs (a closing mark, a capitalised sentence start, kept input), and
+        `abbreviated` where the word is written with an abbreviation's period (Mr., U.S.)."""
         p = self.prediction
         post_index = {label: i for i, label in enumerate(p.post_labels)}
         case_index = {label: i for i, label in enumerate(p.case_labels)}
@@ -153,6 +156,8 @@ class Restored:
                 entry["model_mark"] = p.post[i]
             if case != p.case[i]:
                 entry["model_case"] = p.case[i]
+            if self.labelled.abbreviated[i]:  # written with its period: "Mr.", "U.S."
+                entry["abbreviated"] = True
             words.append(entry)
         return {"text": self.text, "words": words}
 
@@ -439,10 +444,13 @@ class Punctuator:
         """Whether a line is restored in parts (`restore_long_detailed`)."""
         if self.inventory.word_unit != "word":
             return len(line) > LONG_LINE
+        if len(line) > 4 * LONG_LINE:
+            return True
         if len(line) < 2 * LONG_LINE_WORDS:  # too short to hold that many words
             return False
         inventory = self.inventory
-        return sum(holds_word(token, inventory) for token in line.split()) > LONG_LINE_WORDS
+        return sum(holds_word(token, inventory) for token in whitespace_tokens(line)) \
+            > LONG_LINE_WORDS
 
     def _restore_long(self, line: str, options: RestoreOptions) -> str:
         return " ".join(part.text for part in self.restore_long_detailed(line, options))
@@ -455,7 +463,7 @@ class Punctuator:
         stream = self.stream(lookahead=32, options=options)
         piece: list[str] = []
         n_words = 0
-        for token in line.split():  # parts of as many words, whatever marks stand alone
+        for token in whitespace_tokens(line):  # parts of as many words, whatever marks
             piece.append(token)
             n_words += holds_word(token, self.inventory)
             if n_words == LONG_LINE_PART:
@@ -501,9 +509,10 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
                  abbreviations: frozenset = frozenset()) -> Labelled:
     """Combine predicted labels with what the input already had, as the options say.
 
-    A listed abbreviation (`Inventory.abbreviations`: mr, dr) written Capitalised before a
-    Capitalised name, inside a sentence, gets its period ("Mr. Smith", as the training text
-    writes it; not "Gen Z"), unless the input is kept as it is (keep_existing)."""
+    A listed abbreviation (`Inventory.abbreviations`: mr, dr) that the model itself writes
+    Capitalised (not MS, DR, nor a word capitalised.json makes Capitalised), before a
+    Capitalised word of more than one letter, gets its period ("Mr. Smith", as the training
+    text writes it; not "MS Word", "Gen Z"), unless the input is kept as it is."""
     post, case, forms = list(prediction.post), list(prediction.case), [None] * len(given)
     if options.keep_existing:
         post = [g if g != NULL else p for g, p in zip(given.post, post)]
@@ -516,8 +525,9 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
         if given.case[i] == MIX and is_address(word):  # path); all capitals are not
             case[i], forms[i] = MIX, given.forms[i]
     abbreviated = given.abbreviated
-    if abbreviations and not options.keep_existing:
-        abbreviated = tuple(a or (w in abbreviations and p == NULL and c in (CAP, UPPER)
+    if abbreviations and not options.keep_existing and CAP in prediction.case_labels:
+        own = prediction.case_probs.argmax(-1) == prediction.case_labels.index(CAP)
+        abbreviated = tuple(a or (w in abbreviations and p == NULL and c == CAP and own[i]
                                   and _names_follow(given.words, case, i))
                             for i, (w, p, c, a) in enumerate(zip(given.words, post, case,
                                                                  abbreviated)))
@@ -527,7 +537,7 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
 
 def _names_follow(words: Sequence[str], case: Sequence[str], i: int) -> bool:
     """Whether the word after word i is a Capitalised name of more than one letter."""
-    return i + 1 < len(words) and case[i + 1] != LOWER and len(words[i + 1]) > 1
+    return i + 1 < len(words) and case[i + 1] == CAP and len(words[i + 1]) > 1
 
 
 def _encode(tokenizer, batch: Sequence[Sequence[str]]) -> list:
@@ -580,7 +590,9 @@ class Stream:
     With lookahead 0 every word is final as soon as it is fed, so nothing is left for
     `flush()` to close: the last word keeps the mark the model gave it without right context.
     A sentence's first word is final before its end is known, so a stream writes no opening
-    mark the input did not have (Spanish ¿ ¡; `restore` does, `text.open_sentences`).
+    mark the input did not have (Spanish ¿ ¡; `restore` does, `text.open_sentences`), and
+    with lookahead 0 a title is final before the name after it, so it gets no period (Mr
+    Smith; lookahead >= 1 writes Mr. Smith, as `restore` does).
     """
 
     def __init__(self, punctuator: Punctuator, lookahead: int,

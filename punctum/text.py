@@ -399,6 +399,12 @@ def holds_word(token: str, language: str | Inventory = "en") -> bool:
     return bool(get_inventory(language)._lookup["word_char"].search(token))
 
 
+def whitespace_tokens(text: str) -> list[str]:
+    """The whitespace-free tokens of a text, as `parse` splits it: on whitespace and on
+    control characters (which are never part of a word)."""
+    return _split_whitespace(text)
+
+
 def _split_whitespace(text: str) -> list[str]:
     """Split on whitespace and on control characters (which are never part of a word)."""
     if not text.isprintable():

@@ -940,6 +940,8 @@ def test_angle_brackets_that_are_not_tags_are_text():
                                   markup=True)
     assert [t.text for t in tokens] == ["if", "x", "<", "5", "and", "y", ">", "3", "stop",
                                         "now"]
+    tokens = formats.split_tokens("<!-- speaker a --> we <3 it", markup=True)
+    assert [t.text for t in tokens] == ["we", "<3", "it"]
 
 
 def test_a_title_before_a_name_gets_its_period_unless_the_input_is_kept():
@@ -954,6 +956,16 @@ def test_a_title_before_a_name_gets_its_period_unless_the_input_is_kept():
     restored = formats.restore_transcript(formats.loads(kept, "srt"), punctuator,
                                           RestoreOptions(keep_existing=True))
     assert formats.dumps(restored) == kept
+
+
+def test_whisper_segments_that_carry_spaces_are_joined_as_written():
+    content = _json({"text": " we flew to the international airport", "segments": [
+        {"id": 0, "start": 0.0, "end": 2.5, "text": " we flew to the inter"},
+        {"id": 1, "start": 2.5, "end": 6.0, "text": "national airport"}]})
+    _, restored, _ = _restored_cues(content, "whisper",  # two words for the model
+                                    "We flew to the inter national airport.")
+    assert json.loads(formats.dumps(restored))["text"] == (
+        " We flew to the international airport.")
 
 
 def test_a_manifest_output_key_never_replaces_another_field():

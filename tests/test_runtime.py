@@ -188,6 +188,18 @@ def test_long_lines_restore_again_to_themselves(punctuator, monkeypatch):
     assert normalize(once) == normalize(long)
 
 
+def test_control_characters_count_as_word_breaks_for_long_lines(punctuator, monkeypatch):
+    from punctum import runtime
+
+    monkeypatch.setattr(runtime, "LONG_LINE_WORDS", 150)
+    line = "\x00".join(["so", "what", "do", "you", "think"] * 40)  # 200 words, no spaces
+    assert punctuator.is_long_line(line)
+    once = next(punctuator.restore_lines([line]))
+    assert punctuator.is_long_line(once) and next(punctuator.restore_lines([once])) == once
+    monkeypatch.setattr(runtime, "LONG_LINE", 100)  # words of hundreds of characters
+    assert punctuator.is_long_line(" ".join(["x" * 300] * 2))
+
+
 def test_stream_detailed_parts_equal_the_pieces_and_describe_them(tiny_artifact):
     words = ("we visit new york and they paint the garden " * 30).split()
     plain = Punctuator.load(tiny_artifact, threads=1).stream(lookahead=3)
@@ -391,6 +403,36 @@ def test_numbers_with_lowercase_endings_are_written_in_lowercase(tiny_artifact):
     assert decide_case(("2nd", "1990s", "3d"), probs, labels) == ("LOWER", "LOWER", "CAP")
     restored = Punctuator.load(tiny_artifact).restore("2nd place went to them")
     assert restored.startswith("2nd")
+
+
+def test_a_title_gets_its_period_only_where_the_model_writes_it_capitalised():
+    from punctum.runtime import Prediction, merge_labels
+    from punctum.text import parse
+
+    words = "i met mr smith and dr congo and mr t and gen alpha".split()
+    own = ["CAP", "LOWER", "CAP", "CAP", "LOWER", "UPPER", "CAP", "LOWER", "CAP", "CAP",
+           "LOWER", "LOWER", "CAP"]  # the model's top labels: DR Congo, gen alpha
+    case = [("CAP" if c == "UPPER" else c) for c in own]  # after decide_case: Dr, Gen
+    case[11] = "CAP"  # capitalised.json makes "gen" Capitalised
+    labels = ("LOWER", "CAP", "UPPER", "MIX")
+    probs = np.eye(4, dtype=np.float32)[[labels.index(c) for c in own]]
+    post = ("O",) * 12 + ("PERIOD",)
+    prediction = Prediction(tuple(words), post, tuple(case), np.zeros((13, 4), np.float32),
+                            probs, ("O", "COMMA", "PERIOD", "QUESTION"), labels)
+    given = parse(" ".join(words))
+    abbreviations = frozenset({"mr", "dr", "gen"})
+    merged = merge_labels(given, prediction, RestoreOptions(), abbreviations)
+    assert [w for w, a in zip(words, merged.abbreviated) if a] == ["mr"]  # Mr. Smith only
+    assert render(merged) == "I met Mr. Smith and Dr Congo and Mr T and Gen Alpha."
+    kept = merge_labels(given, prediction, RestoreOptions(keep_existing=True), abbreviations)
+    assert not any(kept.abbreviated)
+
+
+def test_json_entries_say_which_words_carry_an_abbreviation_period(tiny_artifact):
+    result = Punctuator.load(tiny_artifact).restore_detailed(["we saw the U.S. team"])[0]
+    entries = result.to_dict()["words"]
+    assert [e.get("abbreviated", False) for e in entries] == [False, False, False, True,
+                                                              False]
 
 
 def test_dotted_initialisms_are_written_in_capitals():

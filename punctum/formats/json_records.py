@@ -325,13 +325,14 @@ def _dump_whisper(transcript: Transcript) -> str:
 
 def _joined_texts(texts) -> str:
     """Segment texts as one text: as written where they carry their spaces (OpenAI Whisper's
-    " Hello"), with a space between words where they do not (`needs_space`)."""
+    " Hello"; then a segment without one continues a word), else with a space between words
+    (`needs_space`)."""
+    texts = [t for t in texts if isinstance(t, str)]
+    if any(t[:1].isspace() for t in texts):
+        return "".join(texts)
     joined = ""
     for text in texts:
-        if not isinstance(text, str):
-            continue
-        if joined and text and not joined[-1].isspace() and not text[0].isspace() and \
-                needs_space(joined[-1], text[0]):
+        if joined and text and not joined[-1].isspace() and needs_space(joined[-1], text[0]):
             joined += " "
         joined += text
     return joined

@@ -27,8 +27,9 @@ MAX_SECONDS = 1e10
 # (whose ";" would otherwise read as a mark). A reference inside a word ("don&#39;t") or
 # standing alone ("Tom &amp; Jerry") is text, unless it stands for whitespace (&nbsp;).
 # tags (<i>, </i>, <font color=red>, <v Bob>, <c.yellow>, WebVTT's <00:00:01.000>), ASS
-# overrides ({\an8}) and character references; "x < 5 and y > 3" holds no tag
-_MARKUP = re.compile(r"</?[A-Za-z][^<>\n]*>|<\d[\d:.]*>|\{\\[^{}\n]*\}|" + REFERENCE.pattern)
+# overrides ({\an8}), comments and character references; "x < 5 and y > 3" holds no tag
+_MARKUP = re.compile(r"</?[A-Za-z][^<>\n]*>|<\d[\d:.]*>|<!--.*?-->|\{\\[^{}\n]*\}|"
+                     + REFERENCE.pattern)
 _WHITESPACE = re.compile(r"(\s+)")
 # Scripts written without spaces between words: Thai, Lao, Myanmar, Khmer, kana, CJK
 # ideographs (and their punctuation), halfwidth and fullwidth forms.
