@@ -16,6 +16,7 @@ import csv
 import gzip
 import hashlib
 import io
+import re
 import xml.etree.ElementTree as ElementTree
 import zlib
 from collections.abc import Iterator
@@ -157,10 +158,33 @@ def iter_lines(path: str | Path, keep_blank: bool = False,
             yield line
 
 
-def iter_documents(path: str | Path, language: str | Inventory = "en") -> Iterator[Labelled]:
-    """Yield each line of a cased, punctuated text file parsed into words and labels."""
+def iter_documents(path: str | Path, language: str | Inventory = "en",
+                   clean: bool = False) -> Iterator[Labelled]:
+    """Yield each line of a cased, punctuated text file parsed into words and labels
+    (`clean`: without stage directions and speaker labels, `without_annotations`)."""
     for line in iter_lines(path):
-        yield parse(line, language)
+        yield parse(without_annotations(line) if clean else line, language)
+
+
+# Stage directions of talk and speech transcripts: (Laughter), (Applause.), (Music: ...).
+_EVENTS = re.compile(r"\((?:Laughter|Laughs|Applause|Music|Video|Audio|Cheers|Cheering|"
+                     r"Singing|Inaudible|Crosstalk|Booing|Boos|Silence)\b[^()]{0,60}\)\s*",
+                     re.IGNORECASE)
+# Speaker labels in capitals where a line or sentence starts: "THE PRESIDENT: ", "Q: ",
+# "AUDIENCE MEMBER: ", and with a title, ending in a period: "MR. SMITH. ", "THE PRESIDENT. "
+_SPEAKER = re.compile(r"(?:^|(?<=[.!?)\]] ))(?:[A-Z][A-Z.'\-]*\s){0,3}[A-Z][A-Z.'\-]*:\s+")
+_TITLED_SPEAKER = re.compile(
+    r"(?:^|(?<=[.!?)\]] ))(?:THE|MR\.|MRS\.|MS\.|DR\.|SENATOR|GOVERNOR|PRESIDENT|SECRETARY"
+    r"|MODERATOR)(?: [A-Z][A-Z'\-]*){0,3}\.\s+(?=[A-Z])")
+
+
+def without_annotations(line: str) -> str:
+    """A transcript line without stage directions ("(Laughter)") and speaker labels in
+    capitals ("THE PRESIDENT:", "MR. SMITH."): words no recogniser hears as speech, which
+    teach a model marks and capitals that speech never has."""
+    line = _EVENTS.sub("", line)
+    line = _SPEAKER.sub("", line)
+    return _TITLED_SPEAKER.sub("", line).strip()
 
 
 # ----------------------------------------------------------------------------- TSV

@@ -10,6 +10,7 @@ from punctum.corpora import (
     iter_tsv,
     iter_xml_segments,
     read_che,
+    without_annotations,
 )
 
 CHE = "i\tO\n'm\tO\nhere\tCOMMA\nyou\tO\ndo\tO\nn't\tO\nknow\tQUESTION\nit\tO\n's\tPERIOD\n"
@@ -71,6 +72,26 @@ def test_documents_stream_lines(tmp_path):
     assert len(documents) == 2
     assert documents[1].words == ("fine", "thanks")
     assert documents[1].post == ("COMMA", "EXCLAMATION")
+
+
+@pytest.mark.parametrize("line, cleaned", [
+    ("Can you? AUDIENCE: No! THE PRESIDENT: You think so? (Applause.) Did you hear?",
+     "Can you? No! You think so? Did you hear?"),
+    ("THE PRESIDENT. Thank you. MR. SMITH. Well, I think so. Q (Inaudible.) THE PRESIDENT: Ok.",
+     "Thank you. Well, I think so. Ok."),
+    ("That was funny. (Laughter) So we went on. (Music: piano) Yes.",
+     "That was funny. So we went on. Yes."),
+    ("He met Mr. Smith at NASA: the U.S. team. I said OK. THE END",
+     "He met Mr. Smith at NASA: the U.S. team. I said OK. THE END"),  # nothing to drop
+])
+def test_stage_directions_and_speaker_labels_are_dropped(line, cleaned):
+    assert without_annotations(line) == cleaned
+
+
+def test_clean_documents_skip_annotations(tmp_path):
+    path = _write(tmp_path / "t.txt", "THE PRESIDENT: Thank you. (Laughter) So.\n")
+    assert list(next(iter_documents(path, clean=True)).words) == ["thank", "you", "so"]
+    assert "president" in next(iter_documents(path)).words
 
 
 def test_tsv_rows_and_errors(tmp_path):

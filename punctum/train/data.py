@@ -46,6 +46,8 @@ class SourceConfig:
         label_smoothing: smoothing of this source's targets (beta_1 / beta_2 of
             discriminative label smoothing); None = train.label_smoothing.
         distill: whether the [data.distill] teacher labels this source (text sources).
+        clean: drop stage directions ("(Laughter)") and speaker labels in capitals ("THE
+            PRESIDENT:") from each line first (`corpora.without_annotations`; text sources).
     """
 
     path: str
@@ -54,6 +56,7 @@ class SourceConfig:
     loss_weight: float = 1.0
     label_smoothing: float | None = None
     distill: bool = True
+    clean: bool = False
 
     def __post_init__(self) -> None:
         if self.weight <= 0:
@@ -226,7 +229,8 @@ def iter_source(source: SourceConfig, config: DataConfig, split: str) -> Iterato
         return
     seed = int.from_bytes(hashlib.md5(source.path.encode()).digest()[:4], "little")
     rng = np.random.default_rng(seed)
-    for number, document in enumerate(iter_documents(source.path, config.language)):
+    for number, document in enumerate(iter_documents(source.path, config.language,
+                                                     clean=source.clean)):
         if config.max_documents and number >= config.max_documents:
             return
         if is_validation(number, source.path, config.val_fraction) != (split == "val"):
@@ -305,6 +309,8 @@ def encode_source(source, config, tokenizer, split, cache_dir,
     # Only what changes the encoded arrays: sampling and loss settings do not.
     settings = (source.path, source.format, config.max_documents, config.val_fraction,
                 config.noise, split, tokenizer.tokenizer.to_str())
+    if source.clean:  # (not in the key otherwise: caches of earlier runs stay valid)
+        settings += ("clean",)
     if teacher is not None:
         settings += (teacher.key,)
     key = hashlib.md5(repr(settings).encode()).hexdigest()[:16]
