@@ -448,9 +448,12 @@ class Punctuator:
             return True
         if len(line) < 2 * LONG_LINE_WORDS:  # too short to hold that many words
             return False
-        inventory = self.inventory
-        return sum(holds_word(token, inventory) for token in whitespace_tokens(line)) \
-            > LONG_LINE_WORDS
+        n_words = 0
+        for token in whitespace_tokens(line):  # stops counting at the limit
+            n_words += holds_word(token, self.inventory)
+            if n_words > LONG_LINE_WORDS:
+                return True
+        return False
 
     def _restore_long(self, line: str, options: RestoreOptions) -> str:
         return " ".join(part.text for part in self.restore_long_detailed(line, options))

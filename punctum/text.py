@@ -402,11 +402,6 @@ def holds_word(token: str, language: str | Inventory = "en") -> bool:
 def whitespace_tokens(text: str) -> list[str]:
     """The whitespace-free tokens of a text, as `parse` splits it: on whitespace and on
     control characters (which are never part of a word)."""
-    return _split_whitespace(text)
-
-
-def _split_whitespace(text: str) -> list[str]:
-    """Split on whitespace and on control characters (which are never part of a word)."""
     if not text.isprintable():
         text = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
     return text.split()
@@ -574,7 +569,7 @@ def parse(text: str, language: str | Inventory = "en") -> Labelled:
         raise TypeError(f"parse expects str, got {type(text).__name__}")
     inv = get_inventory(language)
     builder = _Builder(inv)
-    for token in _split_whitespace(text):
+    for token in whitespace_tokens(text):
         pieces = _split_cjk(token) if inv.word_unit == "char" else [token]
         for piece in pieces:
             _parse_piece(piece, builder)

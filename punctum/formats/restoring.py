@@ -22,8 +22,9 @@ from punctum.formats.transcript import (
 from punctum.runtime import RestoreOptions, close_text, merge_labels
 from punctum.text import Labelled, open_sentences, parse, render
 
-# Markup that separates words as whitespace does: line-break tags and no-break spaces.
-_SEPARATOR = re.compile(r"<br\s*/?>|&nbsp;|&#160;|&#[xX][aA]0;", re.IGNORECASE)
+# Markup that separates words as whitespace does: line-break tags (references to spaces,
+# &nbsp; among them, are read by `_separates`).
+_LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 
 # ----------------------------------------------------------------------------- conversion
 
@@ -125,7 +126,7 @@ def _carry_spaces(tokens: Sequence[Token]) -> bool:
 def _separates(gap: str) -> bool:
     """Whether the whitespace and markup between two tokens separate two words: whitespace,
     a line-break tag or a reference to a space (&nbsp;, &emsp;, &#32;)."""
-    return any(char.isspace() for char in gap) or bool(_SEPARATOR.search(gap)) or (
+    return any(char.isspace() for char in gap) or bool(_LINE_BREAK.search(gap)) or (
         "&" in gap and any(char.isspace() for char in decode_references(gap)))
 
 
