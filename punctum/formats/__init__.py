@@ -19,11 +19,13 @@ that was read gives back its input:
   VTT NOTE, STYLE and REGION blocks are kept in place; tags (``<v Bob>``, ``<i>``, inline
   timestamps ``<00:01.500>``, SRT's ``{\\an8}``) and character references (``&amp;``) are
   kept around the tokens and never reach the model.
-- Whisper, Vosk, NeMo: the same JSON values, every key in its order (records are kept as read
-  and only the fields a token or cue owns are written back when they changed); the text is
-  re-serialised by Python's json module with the indent, separators and ASCII escaping
-  detected from the input, so files written by Python (Whisper, NeMo) come back
-  byte-identical.
+- Whisper, Vosk, NeMo, pocketsphinx, transformers: the same JSON values, every key in its
+  order (records are kept as read and only the fields a token or cue owns are written back
+  when they changed). The text read is kept and only the strings and numbers that changed are
+  rewritten in it (`json_splice`), so every other byte stays: Vosk's ``"conf" : 1.000000``,
+  arrays on one line, blank lines between JSON lines. Where the shape changes (``--resegment``
+  makes new Whisper segments) the whole value is written by Python's json module with the
+  indent, separators and ASCII escaping detected from the input.
 
 `restore_transcript` punctuates and cases a transcript across cue boundaries: all tokens of a
 file go to the model as one word sequence (for plain text and NeMo manifests each line is its
@@ -33,7 +35,8 @@ length and duration limits; `convert` moves a transcript to another format.
 
 Modules: `transcript` (Token, Cue, Transcript, splitting text into tokens), `files` (reading,
 writing, format detection), `subtitles` (SRT, WebVTT, plain text), `json_records` (Whisper,
-Vosk, NeMo), `asr` (CTM, Kaldi, pocketsphinx, transformers pipeline), `restoring` (restore and
+Vosk, NeMo), `json_splice` (changed values written into the text read), `asr` (CTM, Kaldi,
+pocketsphinx, transformers pipeline), `restoring` (restore and
 convert), `resegment` (subtitle cues rebuilt at sentence boundaries).
 """
 

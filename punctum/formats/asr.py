@@ -42,6 +42,8 @@ from punctum.formats.json_records import (
     _ShapeError,
     is_time,
     record_cues,
+    write_document,
+    write_lines,
 )
 from punctum.formats.transcript import (
     MAX_SECONDS,
@@ -224,10 +226,9 @@ def dump_sphinx(transcript: Transcript) -> str:
     records = [_sphinx_record(cue) for cue in transcript.cues]
     layout = transcript.meta.get("layout", "lines")
     if layout == "lines":
-        text = style.dumps_lines(records)
+        text = write_lines(transcript, records, style)
     else:
-        text = style.dumps(records if layout == "list" else records[0])
-        text += "\n" if style.final_newline else ""
+        text = write_document(transcript, records if layout == "list" else records[0], style)
     if transcript.meta.get("three_decimals"):
         text = _SPHINX_NUMBER.sub(lambda m: f"{m.group(1)}{float(m.group(2)):.3f}", text)
     return text
@@ -336,9 +337,8 @@ def dump_hf(transcript: Transcript) -> str:
         roots.append(root)
     layout = transcript.meta.get("layout", "object")
     if layout == "lines":
-        return style.dumps_lines(roots)
-    text = style.dumps(roots if layout == "list" else roots[0])
-    return text + ("\n" if style.final_newline else "")
+        return write_lines(transcript, roots, style)
+    return write_document(transcript, roots if layout == "list" else roots[0], style)
 
 
 READERS = {"ctm": read_ctm, "kaldi": read_kaldi, "sphinx": read_sphinx, "hf": read_hf}

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from punctum.formats.json_splice import splice
 from punctum.formats.transcript import (
     MAX_SECONDS,
     Cue,
@@ -58,8 +59,8 @@ class JsonStyle:
             lead = second[:len(second) - len(second.lstrip(" \t"))]
             indent = len(lead) if set(lead) <= {" "} else lead  # 0 and "\t" as written
         bare = _STRING.sub('""', body)  # separators are read outside string values
-        key = re.search(r'"\s*:(\s?)', bare)
-        key_sep = ": " if key is None or key.group(1) else ":"
+        key = re.search(r'"( ?):( ?)', bare)  # Vosk's C++ writer: " : "
+        key_sep = ": " if key is None else key.group(1) + ":" + key.group(2)
         if indent is not None:  # Python before 3.4 wrote ", " at line ends with an indent
             item_sep = ", " if re.search(r", \n", bare) else ","
         else:
@@ -263,7 +264,41 @@ def _read_json_records(text: str, name: str, meta: dict, format: str, reader) ->
         cues, extra_meta = reader(layout, values)
     except _ShapeError as error:
         raise _shape_error(error, name, text, values if layout == "lines" else None) from None
-    return Transcript(format, tuple(cues), {**meta, "json_style": style, **extra_meta})
+    source = {"format": format, "layout": layout, "text": text, "values": values}
+    return Transcript(format, tuple(cues), {**meta, "json_style": style, "json_source": source,
+                                            **extra_meta})
+
+
+def write_document(transcript: Transcript, value: Any, style: JsonStyle) -> str:
+    """A JSON document: the text it was read from with only the changed scalars rewritten
+    (`json_splice`), or `value` in `style` when it was not read from one of this shape."""
+    source = _source(transcript, "document")
+    if source is not None:
+        spliced = splice(source["text"], source["values"][0][1], value, style.dumps)
+        if spliced is not None:
+            return spliced
+    return style.dumps(value) + ("\n" if style.final_newline else "")
+
+
+def write_lines(transcript: Transcript, values: Sequence[Any], style: JsonStyle) -> str:
+    """JSON lines: each line read with only its changed scalars rewritten (blank lines
+    kept) when there is one value for each line read; else `values` in `style`."""
+    source = _source(transcript, "lines")
+    if source is None or len(source["values"]) != len(values):
+        return style.dumps_lines(values)
+    lines = source["text"].split("\n")
+    for (number, old), value in zip(source["values"], values):
+        spliced = splice(lines[number - 1], old, value, style.dumps)
+        lines[number - 1] = style.dumps(value) if spliced is None else spliced
+    return "\n".join(lines)
+
+
+def _source(transcript: Transcript, layout: str) -> dict | None:
+    """What the transcript was read from, if it was `layout` JSON of its own format."""
+    source = transcript.meta.get("json_source")
+    if not source or source["format"] != transcript.format or source["layout"] != layout:
+        return None
+    return source
 
 
 # ----------------------------------------------------------------------------- Whisper
@@ -320,7 +355,7 @@ def _dump_whisper(transcript: Transcript) -> str:
             root["text"] = _joined_texts(s.get("text", "") for s in segments)
         root["segments"] = segments
         _update_word_segments(root, record)
-    return style.dumps(root) + ("\n" if style.final_newline else "")
+    return write_document(transcript, root, style)
 
 
 def _joined_texts(texts) -> str:
@@ -451,9 +486,8 @@ def _dump_vosk(transcript: Transcript) -> str:
     records = [_vosk_record(cue) for cue in transcript.cues]
     layout = transcript.meta.get("layout", "list" if len(records) != 1 else "object")
     if layout == "lines":
-        return style.dumps_lines(records)
-    text = style.dumps(records if layout == "list" else records[0])
-    return text + ("\n" if style.final_newline else "")
+        return write_lines(transcript, records, style)
+    return write_document(transcript, records if layout == "list" else records[0], style)
 
 
 def _vosk_record(cue: Cue) -> dict:
@@ -516,4 +550,6 @@ def _dump_nemo(transcript: Transcript, output_key: str | None) -> str:
         record = dict(cue.extra)
         _put(record, key, cue.text)
         records.append(record)
-    return style.dumps_lines(records)
+    if transcript.meta.get("json_source", {}).get("layout") == "document":
+        return write_document(transcript, records[0], style)
+    return write_lines(transcript, records, style)

@@ -1,0 +1,83 @@
+"""JSON written back over the text it was read from: what did not change keeps its bytes.
+
+A restore changes a few strings of an ASR result (words, texts). Writing the whole value
+again with `json.dumps` would also rewrite what it did not touch: Vosk's `1.000000` becomes
+`1.0`, `" : "` becomes `": "`, arrays kept on one line are spread over many. `splice` walks
+the new value beside the old one instead and rewrites only the scalars (strings, numbers)
+that differ, in place, so the output differs from the input only where a value changed.
+
+    text = '{"conf" : 1.000000, "word" : "so"}'
+    splice(text, json.loads(text), {"conf": 1.0, "word": "So,"}, json.dumps)
+    # '{"conf" : 1.000000, "word" : "So,"}'
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+# A scalar token (a string, or a bare literal: number, true, false, null, NaN, Infinity) and
+# the whitespace and brackets before it. Pre-order (each key before its value), the tokens
+# are the scalars of the value in written order.
+_SCALAR = re.compile(r'([ \t\n\r{}\[\],:]*)("[^"\\]*(?:\\.[^"\\]*)*"|[^ \t\n\r{}\[\],:"]+)')
+
+
+class _ShapeChanged(Exception):
+    """The new value has other keys, lengths or containers than the old one."""
+
+
+def splice(text: str, old: Any, new: Any, dumps: Callable[[Any], str]) -> str | None:
+    """`text`, which `json.loads` read as `old`, with each scalar in which `new` differs
+    written by `dumps`; None when it cannot be written so (another shape: keys added,
+    removed or reordered, lists of other lengths; duplicate keys in `text`; nesting too
+    deep), then the caller writes `new` afresh."""
+    changes: list[tuple[int, Any]] = []  # (index of the scalar in written order, new value)
+    try:
+        count = _compare(old, new, 0, changes)
+    except (_ShapeChanged, RecursionError):
+        return None
+    if not changes:
+        return text
+    pieces = _SCALAR.findall(text)  # [(what comes before, token)] covering the text
+    if len(pieces) != count:  # duplicate keys: json.loads kept one of them
+        return None
+    end = sum(map(len, itertools.chain.from_iterable(pieces)))
+    for index, value in changes:
+        before, token = pieces[index]
+        pieces[index] = (before, _written(value, token, dumps))
+    return "".join(itertools.chain.from_iterable(pieces)) + text[end:]
+
+
+def _compare(old: Any, new: Any, index: int, changes: list) -> int:
+    """Walk `old` and `new` together from scalar `index`; append the scalars that differ to
+    `changes`; return the index after `old`'s last scalar."""
+    if isinstance(old, dict):
+        if not isinstance(new, dict) or len(new) != len(old) or list(new) != list(old):
+            raise _ShapeChanged
+        for key, value in old.items():
+            index = _compare(value, new[key], index + 1, changes)  # + 1: the key
+        return index
+    if isinstance(old, list):
+        if not isinstance(new, list) or len(new) != len(old):
+            raise _ShapeChanged
+        for value, new_value in zip(old, new):
+            index = _compare(value, new_value, index, changes)
+        return index
+    if isinstance(new, (dict, list)):
+        raise _ShapeChanged
+    if type(new) is not type(old) or new != old:
+        changes.append((index, new))
+    return index + 1
+
+
+def _written(value: Any, old: str, dumps: Callable[[Any], str]) -> str:
+    """A changed scalar; a string with non-ASCII characters escaped where the old one
+    escaped them."""
+    written = dumps(value)
+    escaped = old.isascii() and re.search(r"\\u(?!00[0-7])", old) is not None
+    if isinstance(value, str) and escaped and not written.isascii():
+        written = json.dumps(value, ensure_ascii=True)
+    return written
