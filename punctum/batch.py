@@ -55,8 +55,9 @@ class FileOptions:
             JSON format, Whisper JSON for subtitles; for text input the same as `as_json`).
         as_json: text input: one JSON object per line (text, words, marks, cases, probs).
         layout: rebuild subtitle cues within these limits (srt/vtt output only), or None.
-        text_key: NeMo manifests: the key to restore.
-        output_key: NeMo manifests: the key to write (None: `text_key`).
+        text_key: NeMo manifests and CSV/TSV tables: the key or column to restore (None: the
+            format's default, see `formats.read`).
+        output_key: the key or column to write (None: `text_key`).
         errors: bytes that are not UTF-8: "strict" (an error) or "replace" (U+FFFD).
     """
 
@@ -65,7 +66,7 @@ class FileOptions:
     to: str | None = None
     as_json: bool = False
     layout: formats.ResegmentOptions | None = None
-    text_key: str = "pred_text"
+    text_key: str | None = None
     output_key: str | None = None
     errors: str = "strict"
 
@@ -79,7 +80,7 @@ class FileOptions:
         if self.errors not in ("strict", "replace"):
             raise ValueError(f"FileOptions.errors must be 'strict' or 'replace', "
                              f"got {self.errors!r}")
-        if not self.text_key or self.output_key == "":
+        if self.text_key == "" or self.output_key == "":
             raise ValueError("FileOptions.text_key and FileOptions.output_key must not be "
                              "empty")
 
@@ -90,7 +91,7 @@ class FileOptions:
             return self.input_format
         inner = os.path.splitext(path[:-3])[1].lower()
         if path.lower().endswith(".gz") and inner not in (".srt", ".vtt", ".ctm", ".json",
-                                                          ".jsonl"):
+                                                          ".jsonl", ".csv", ".tsv"):
             return "text"  # compressed text is read line by line
         return formats.detect_format(path)
 

@@ -134,7 +134,8 @@ def _add_restore(subparsers) -> None:
         description="Restore punctuation, casing and sentence boundaries. Text comes from "
                     "the arguments, from --input files, or from stdin; one output line per "
                     "input line. Subtitles (SRT, WebVTT) and ASR JSON (Whisper, Vosk, NeMo "
-                    "manifests) keep every timing; context flows across cues. --input-dir "
+                    "manifests) keep every timing; context flows across cues. CSV/TSV tables: "
+                    "the text column of each row. --input-dir "
                     "restores every file under a folder into --output-dir (resumable; "
                     "--jobs worker processes).")
     parser.add_argument("text", nargs="*", help="text to restore (default: read stdin)")
@@ -191,7 +192,7 @@ def _add_restore_options(parser) -> None:
     parser.add_argument("--format", default="auto",  # formats.FORMATS, kept literal so that
                         # parsing arguments imports no numpy (a test checks they agree)
                         choices=["auto", "text", "srt", "vtt", "whisper", "vosk", "nemo",
-                                 "ctm", "kaldi", "sphinx", "hf"],
+                                 "ctm", "kaldi", "sphinx", "hf", "csv", "tsv"],
                         help="input format (default: files by extension and content; stdin "
                              "and arguments are text)")
     parser.add_argument("--to", choices=["srt", "vtt", "text", "json"],
@@ -205,14 +206,18 @@ def _add_restore_options(parser) -> None:
                         help="--resegment: lines per cue (default 2)")
     parser.add_argument("--max-duration", type=float, metavar="S",
                         help="--resegment: seconds per cue (default 7)")
-    parser.add_argument("--text-key", default="pred_text",
-                        help="NeMo manifests: the key to restore (default: pred_text)")
+    parser.add_argument("--text-key",
+                        help="NeMo manifests: the key to restore (default: pred_text); CSV/TSV "
+                             "tables: the column (default: the first named text, transcript, "
+                             "transcription, utterance, sentence or pred_text)")
     parser.add_argument("--output-key",
-                        help="NeMo manifests: the key to write (default: --text-key)")
+                        help="NeMo manifests and tables: the key or column to write (default: "
+                             "--text-key; a new column is added last)")
 
 
 def _run_restore(args) -> int:
     from punctum.batch import restore_source, restore_to_path
+    from punctum.formats import KEYED
     from punctum.runtime import Punctuator
 
     if args.input_dir is not None or args.output_dir is not None:
@@ -223,10 +228,10 @@ def _run_restore(args) -> int:
     sources = _restore_sources(args, options)
     for source in sources:  # option conflicts before the model loads or any output is written
         options.check(source.name, source.format)
-        if (args.output_key is not None or args.text_key != "pred_text") and \
-                source.format != "nemo":  # (in a folder they apply to its manifests only)
+        if (args.output_key is not None or args.text_key is not None) and \
+                source.format not in KEYED:  # (in a folder: to its manifests and tables only)
             raise ValueError(f"{source.name}: --text-key and --output-key are for NeMo "
-                             f"manifests, not {source.format} input")
+                             f"manifests and CSV/TSV tables, not {source.format} input")
     if args.output == "":
         raise ValueError("-o/--output needs a path ('-' for standard output)")
     targets = [_restore_target(args.output, s, len(sources), options) for s in sources]
@@ -505,7 +510,7 @@ def _run_batch_parquet(args, ray_options) -> int:
 
     file_only = {"--format": args.format != "auto", "--to": args.to, "--json": args.json,
                  "--resegment": args.resegment, "--overwrite": args.overwrite,
-                 "--errors": args.errors != "strict", "--text-key": args.text_key != "pred_text",
+                 "--errors": args.errors != "strict", "--text-key": args.text_key,
                  "--output-key": args.output_key,
                  "--max-*": (args.max_chars, args.max_lines, args.max_duration) != (None,) * 3}
     _reject_flags(file_only, "for --input-dir files, not --parquet")

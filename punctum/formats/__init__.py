@@ -5,7 +5,8 @@
 
 Formats (`FORMATS`): SRT, WebVTT, Whisper JSON, Vosk JSON (an object, a list of objects or
 JSON lines), NeMo-style JSONL manifests and plain text (one paragraph per line); Kaldi CTM and
-text, pocketsphinx JSON and transformers-pipeline JSON are read and written by `asr`.
+text, pocketsphinx JSON and transformers-pipeline JSON are read and written by `asr`; CSV and
+TSV tables (a text column per row: call-centre logs) by `tables`.
 Each is read into a `Transcript` of `Cue`s of `Token`s: a token is one whitespace-separated
 piece of the written text (usually one word) with its timing when the source has one, and
 keeps the whitespace and markup around it (`before`, `after`), so that writing a transcript
@@ -36,7 +37,7 @@ length and duration limits; `convert` moves a transcript to another format.
 Modules: `transcript` (Token, Cue, Transcript, splitting text into tokens), `files` (reading,
 writing, format detection), `subtitles` (SRT, WebVTT, plain text), `json_records` (Whisper,
 Vosk, NeMo), `json_splice` (changed values written into the text read), `asr` (CTM, Kaldi,
-pocketsphinx, transformers pipeline), `restoring` (restore and
+pocketsphinx, transformers pipeline), `tables` (CSV, TSV), `restoring` (restore and
 convert), `resegment` (subtitle cues rebuilt at sentence boundaries).
 """
 
@@ -49,6 +50,7 @@ from punctum.formats.transcript import (
     EXTENSIONS,
     FORMATS,
     INDEPENDENT_CUES,
+    KEYED,
     SUBTITLES,
     UNTIMED,
     Cue,
@@ -57,7 +59,7 @@ from punctum.formats.transcript import (
     split_tokens,
 )
 
-__all__ = ["EXTENSIONS", "FORMATS", "INDEPENDENT_CUES", "SUBTITLES", "UNTIMED", "Cue",
+__all__ = ["EXTENSIONS", "FORMATS", "INDEPENDENT_CUES", "KEYED", "SUBTITLES", "UNTIMED", "Cue",
            "ResegmentOptions", "Token", "Transcript", "convert", "detect_format", "dumps",
            "format_time", "loads", "read", "resegment", "restore_transcript", "sniff_format",
            "split_tokens", "word_pauses", "write"]

@@ -27,15 +27,18 @@ from punctum.formats.subtitles import (
     _read_srt,
     _read_vtt,
 )
+from punctum.formats.tables import dump_table, read_table
 from punctum.formats.transcript import FORMATS, Transcript
 
-_SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".txt": "text", ".ctm": "ctm"}
+_SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".txt": "text", ".ctm": "ctm", ".csv": "csv",
+             ".tsv": "tsv"}
 
 
 # ----------------------------------------------------------------------------- public API
 
 def detect_format(path: str | Path) -> str:
-    """The format of a file, by its extension (.srt, .vtt, .txt, .ctm, also before .gz) or
+    """The format of a file, by its extension (.srt, .vtt, .txt, .ctm, .csv, .tsv, also
+    before .gz) or
     else by its content (gzip's decompressed).
 
     JSON content is told apart by its keys: "segments" (Whisper), "result", "partial" or a
@@ -79,14 +82,16 @@ def sniff_format(text: str, name: str = "<string>") -> str:
     return _classify_json(values, name)
 
 
-def read(path: str | Path, format: str = "auto", text_key: str = "pred_text",
+def read(path: str | Path, format: str = "auto", text_key: str | None = None,
          errors: str = "strict") -> Transcript:
     """Read a subtitle, ASR-JSON, manifest or text file.
 
     Args:
         path: the file.
         format: one of FORMATS, or "auto" (`detect_format`).
-        text_key: the manifest key that holds the text to restore (NeMo).
+        text_key: the key or column that holds the text to restore (NeMo manifests:
+            default pred_text; CSV and TSV tables: default the first column named text,
+            transcript, transcription, utterance, sentence or pred_text).
         errors: "strict" (bytes that are not UTF-8 are an error) or "replace" (U+FFFD).
 
     Raises:
@@ -98,7 +103,7 @@ def read(path: str | Path, format: str = "auto", text_key: str = "pred_text",
 
 
 def loads(text: str, format: str = "auto", name: str = "<string>",
-          text_key: str = "pred_text") -> Transcript:
+          text_key: str | None = None) -> Transcript:
     """Read a transcript from a string (`read` for text already in memory)."""
     text, meta = _normalise_newlines(text)
     return _parse(text, format, name, text_key, meta)
@@ -109,13 +114,15 @@ def dumps(transcript: Transcript, output_key: str | None = None) -> str:
 
     Args:
         transcript: any transcript.
-        output_key: the manifest key the text is written to (NeMo; default: the key it was
-            read from).
+        output_key: the manifest key or table column the text is written to (NeMo, CSV,
+            TSV; default: the key it was read from; a new column is added last).
     """
     writers = {"text": _dump_text, "srt": _dump_srt, "vtt": _dump_vtt,
                "whisper": _dump_whisper, "vosk": _dump_vosk, **asr.WRITERS}
     if transcript.format == "nemo":
         text = _dump_nemo(transcript, output_key)
+    elif transcript.format in ("csv", "tsv"):
+        text = dump_table(transcript, output_key)
     else:
         text = writers[transcript.format](transcript)
     meta = transcript.meta
@@ -135,13 +142,16 @@ def write(transcript: Transcript, target: str | Path | TextIO,
         handle.write(text)
 
 
-def _parse(text: str, format: str, name: str, text_key: str, meta: dict) -> Transcript:
+def _parse(text: str, format: str, name: str, text_key: str | None,
+           meta: dict) -> Transcript:
     if format == "auto":
         format = _SUFFIXES.get(Path(name).suffix.lower()) or sniff_format(text, name)
     readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt,
                "whisper": _read_whisper, "vosk": _read_vosk, **asr.READERS}
     if format == "nemo":
-        return _read_nemo(text, name, meta, text_key)
+        return _read_nemo(text, name, meta, text_key or "pred_text")
+    if format in ("csv", "tsv"):
+        return read_table(text, name, meta, format, text_key)
     if format not in readers:
         raise ValueError(f"format must be 'auto' or one of {FORMATS}, got {format!r}")
     return readers[format](text, name, meta)

@@ -10,16 +10,19 @@ from dataclasses import dataclass, field, replace
 # An HTML character reference (&amp; &#39; &#x27;).
 REFERENCE = re.compile(r"&(?:[a-zA-Z]+|#\d+|#x[0-9a-fA-F]+);")
 
-FORMATS = ("text", "srt", "vtt", "whisper", "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf")
+FORMATS = ("text", "srt", "vtt", "whisper", "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf",
+           "csv", "tsv")
 EXTENSIONS = {"text": ".txt", "srt": ".srt", "vtt": ".vtt", "whisper": ".json",
               "vosk": ".json", "nemo": ".jsonl", "ctm": ".ctm", "kaldi": ".txt",
-              "sphinx": ".jsonl", "hf": ".json"}
+              "sphinx": ".jsonl", "hf": ".json", "csv": ".csv", "tsv": ".tsv"}
 SUBTITLES = ("srt", "vtt")
 # Formats whose cues are separate texts (paragraphs, utterances of different recordings):
 # context does not flow from one cue to the next, and each cue is closed as a text.
-INDEPENDENT_CUES = frozenset({"text", "nemo", "kaldi"})
+INDEPENDENT_CUES = frozenset({"text", "nemo", "kaldi", "csv", "tsv"})
 # Formats without times (they cannot become subtitles).
-UNTIMED = frozenset({"text", "nemo", "kaldi"})
+UNTIMED = frozenset({"text", "nemo", "kaldi", "csv", "tsv"})
+# Formats whose text is one field of each record, named by a key (--text-key, --output-key).
+KEYED = ("nemo", "csv", "tsv")
 # The largest time in seconds a file may hold (over 300 years: Unix times fit).
 MAX_SECONDS = 1e10
 

@@ -1,0 +1,124 @@
+"""CSV and TSV tables: a text column restored per row, everything else kept as written."""
+
+import gzip
+
+import pytest
+from test_formats import ScriptedPunctuator, _write
+
+from punctum import formats
+from punctum.cli import main
+
+# Written for these tests: a call-centre log with a quoted cell, a blank line and a short row.
+CALLS = ('call,speaker,start,text\n'
+         '1,agent,0.0,hello thank you for calling\n'
+         '1,customer,3.2,"hi i have a problem, with my bill"\n'
+         '\n'
+         '2,agent,0.0\n'
+         '2,agent,1.5,good morning\n')
+REFERENCE = "Hello, thank you for calling. Hi, I have a problem with my bill. Good morning."
+
+ROUND_TRIPS = {
+    "minimal quoting": CALLS,
+    "every field quoted": '"id","text"\r\n"1","so what, now"\r\n"2","ok"\r\n',
+    "semicolons": 'id;Transcript;note\n1;so what;"a;b"\n',
+    "a line break in a cell": 'id,text\n1,"so what\nnow"\n2,"say ""hi"""',
+    "a byte-order mark": '\ufeffid,utterance\n1,so what\n',
+    "blank lines only": "\n\n",
+    "empty": "",
+    "header only": "text\n",
+    "tsv": 'path\tsentence\tup_votes\na.mp3\tthe "quick" fox\t2\n\nb.mp3\tso\n',
+}
+
+
+@pytest.mark.parametrize("sample", sorted(ROUND_TRIPS))
+def test_a_table_read_and_written_back_is_byte_identical(tmp_path, sample):
+    content = ROUND_TRIPS[sample]
+    suffix = ".tsv" if sample == "tsv" else ".csv"
+    path = _write(tmp_path, "calls" + suffix, content)
+    assert formats.detect_format(path) == suffix[1:]
+    assert formats.dumps(formats.read(path)) == content
+
+
+def _restored(content: str, reference: str = REFERENCE, format: str = "csv", **keys):
+    punctuator = ScriptedPunctuator(reference)
+    transcript = formats.loads(content, format, text_key=keys.pop("text_key", None))
+    restored = formats.restore_transcript(transcript, punctuator)
+    return formats.dumps(restored, **keys), punctuator
+
+
+def test_each_row_is_restored_as_a_text_of_its_own_and_the_rest_is_kept():
+    out, punctuator = _restored(CALLS)
+    assert punctuator.calls == [["hello", "thank", "you", "for", "calling"],
+                                ["hi", "i", "have", "a", "problem", "with", "my", "bill"],
+                                ["good", "morning"]]
+    assert out == ('call,speaker,start,text\n'
+                   '1,agent,0.0,"Hello, thank you for calling."\n'
+                   '1,customer,3.2,"Hi, I have a problem with my bill."\n'
+                   '\n'
+                   '2,agent,0.0\n'  # a short row has no text: kept as it is
+                   '2,agent,1.5,Good morning.\n')
+
+
+def test_a_changed_row_is_written_in_the_quoting_of_the_file():
+    content = '"id","text"\r\n"1","so what now"\r\n'
+    out, _ = _restored(content, "So, what now?")
+    assert out == '"id","text"\r\n"1","So, what now?"\r\n'
+    out, _ = _restored('id;text\n1;so what now\n', "So, what now?")
+    assert out == 'id;text\n1;So, what now?\n'  # a comma needs no quotes between semicolons
+
+
+def test_the_restored_text_can_go_to_a_new_column():
+    out, _ = _restored(CALLS, output_key="restored")
+    lines = out.split("\n")
+    assert lines[0] == "call,speaker,start,text,restored"
+    assert lines[1] == '1,agent,0.0,hello thank you for calling,"Hello, thank you for calling."'
+    assert lines[4] == "2,agent,0.0,,"  # the short row is filled out to the new column
+    with pytest.raises(ValueError, match="already has a 'speaker' column"):
+        _restored(CALLS, output_key="speaker")
+    assert _restored(CALLS, output_key="text")[0] == _restored(CALLS)[0]
+
+
+def test_the_text_column_is_found_by_name_or_given():
+    transcript = formats.loads("ID,Speaker,Utterance\n1,a,so what\n", "csv")
+    assert transcript.meta["text_key"] == "Utterance"
+    assert [c.text for c in transcript.cues] == ["so what"]
+    transcript = formats.loads("id,text,words\n1,x,so what\n", "csv", text_key="words")
+    assert [c.text for c in transcript.cues] == ["so what"]
+    with pytest.raises(ValueError, match=r"t\.csv:2: no text column \(columns: id, words\); "
+                                         r"name it with --text-key"):
+        formats.loads("\nid,words\n1,so\n", "csv", "t.csv")
+    with pytest.raises(ValueError, match=r"t\.csv:1: no 'body' column"):
+        formats.loads("id,text\n", "csv", "t.csv", text_key="body")
+
+
+def test_tsv_cells_are_split_at_tabs_without_quoting():
+    content = 'path\tsentence\na.mp3\t"so" what\tnow\n'
+    transcript = formats.loads(content, "tsv")
+    assert [c.text for c in transcript.cues] == ['"so" what']
+    out, _ = _restored(content, 'So, what?', format="tsv")
+    assert out == 'path\tsentence\na.mp3\tSo, what?\tnow\n'
+
+
+def test_a_broken_csv_row_is_an_error_naming_its_line():
+    with pytest.raises(ValueError, match=r"x\.csv:3: not a readable CSV row"):
+        formats.loads('id,text\n1,ok\n2,"never closed\n', "csv", "x.csv")
+
+
+def test_restore_cli_reads_and_writes_tables(tmp_path, capsys, tiny_artifact):
+    path = _write(tmp_path, "calls.csv.gz", "")
+    path.write_bytes(gzip.compress(CALLS.encode()))
+    out = tmp_path / "out.csv"
+    assert main(["restore", "-i", str(path), "-o", str(out), "-m", str(tiny_artifact),
+                 "--output-key", "restored"]) == 0
+    lines = out.read_text().split("\n")
+    assert lines[0] == "call,speaker,start,text,restored"
+    assert [line.split(",")[:3] for line in lines[1:3]] == [["1", "agent", "0.0"],
+                                                          ["1", "customer", "3.2"]]
+    assert main(["restore", "-i", str(path), "--to", "text", "-m", str(tiny_artifact)]) == 0
+    texts = capsys.readouterr().out.split("\n")
+    assert len(texts) == 5 and texts[2:] == ["", texts[3], ""]  # a line for each row's text
+    srt = _write(tmp_path, "a.srt", "1\n00:00:00,000 --> 00:00:01,000\nso\n")
+    assert main(["restore", "-i", str(srt), "--text-key", "x", "-m", str(tiny_artifact)]) == 2
+    assert "for NeMo manifests and CSV/TSV tables, not srt input" in capsys.readouterr().err
+    assert main(["restore", "-i", str(path), "--to", "srt", "-m", str(tiny_artifact)]) == 2
+    assert "csv input has no timings" in capsys.readouterr().err
