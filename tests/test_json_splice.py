@@ -127,3 +127,17 @@ def test_json_lines_keep_their_blank_lines_and_line_ends():
                                           ScriptedPunctuator("So what? Now."))
     assert formats.dumps(restored) == content.replace('"so what"', '"So what?"').replace(
         '"now"', '"Now."')
+
+
+def test_records_edited_in_code_are_written_with_their_edits():
+    text = '{"result" : [{"conf" : 1.000000, "end" : 1.0, "start" : 0.5, "word" : "hi"}]}\n'
+    transcript = formats.loads(text, "vosk")
+    transcript.cues[0].tokens[0].extra["conf"] = 0.25  # the record the transcript holds
+    assert formats.dumps(transcript) == text.replace("1.000000", "0.25")
+
+
+def test_only_escapes_of_characters_outside_ascii_keep_a_string_escaped():
+    assert _spliced('{"p": "C:\\\\users"}', {"p": "C:\\users \u00bf"}) == (
+        '{"p": "C:\\\\users \u00bf"}')  # "\\u" there is a backslash, then "u"
+    nan = '{"x": NaN, "x": NaN, "w": "a"}'
+    assert splice(nan, json.loads(nan), json.loads(nan), json.dumps) == nan

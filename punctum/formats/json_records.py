@@ -59,7 +59,7 @@ class JsonStyle:
             lead = second[:len(second) - len(second.lstrip(" \t"))]
             indent = len(lead) if set(lead) <= {" "} else lead  # 0 and "\t" as written
         bare = _STRING.sub('""', body)  # separators are read outside string values
-        key = re.search(r'"( ?):( ?)', bare)  # Vosk's C++ writer: " : "
+        key = re.search(r'"( ?):([ \t]?)', bare)  # Vosk's C++ writer: " : "
         key_sep = ": " if key is None else key.group(1) + ":" + key.group(2)
         if indent is not None:  # Python before 3.4 wrote ", " at line ends with an indent
             item_sep = ", " if re.search(r", \n", bare) else ","
@@ -264,7 +264,7 @@ def _read_json_records(text: str, name: str, meta: dict, format: str, reader) ->
         cues, extra_meta = reader(layout, values)
     except _ShapeError as error:
         raise _shape_error(error, name, text, values if layout == "lines" else None) from None
-    source = {"format": format, "layout": layout, "text": text, "values": values}
+    source = {"format": format, "layout": layout, "text": text}
     return Transcript(format, tuple(cues), {**meta, "json_style": style, "json_source": source,
                                             **extra_meta})
 
@@ -272,9 +272,9 @@ def _read_json_records(text: str, name: str, meta: dict, format: str, reader) ->
 def write_document(transcript: Transcript, value: Any, style: JsonStyle) -> str:
     """A JSON document: the text it was read from with only the changed scalars rewritten
     (`json_splice`), or `value` in `style` when it was not read from one of this shape."""
-    source = _source(transcript, "document")
-    if source is not None:
-        spliced = splice(source["text"], source["values"][0][1], value, style.dumps)
+    text = _source_text(transcript, "document")
+    if text is not None:
+        spliced = splice(text, json.loads(text), value, style.dumps)
         if spliced is not None:
             return spliced
     return style.dumps(value) + ("\n" if style.final_newline else "")
@@ -283,22 +283,23 @@ def write_document(transcript: Transcript, value: Any, style: JsonStyle) -> str:
 def write_lines(transcript: Transcript, values: Sequence[Any], style: JsonStyle) -> str:
     """JSON lines: each line read with only its changed scalars rewritten (blank lines
     kept) when there is one value for each line read; else `values` in `style`."""
-    source = _source(transcript, "lines")
-    if source is None or len(source["values"]) != len(values):
+    text = _source_text(transcript, "lines")
+    lines = text.split("\n") if text is not None else []
+    numbers = [n for n, line in enumerate(lines) if line.strip()]
+    if len(numbers) != len(values):
         return style.dumps_lines(values)
-    lines = source["text"].split("\n")
-    for (number, old), value in zip(source["values"], values):
-        spliced = splice(lines[number - 1], old, value, style.dumps)
-        lines[number - 1] = style.dumps(value) if spliced is None else spliced
+    for number, value in zip(numbers, values):
+        spliced = splice(lines[number], json.loads(lines[number]), value, style.dumps)
+        lines[number] = style.dumps(value) if spliced is None else spliced
     return "\n".join(lines)
 
 
-def _source(transcript: Transcript, layout: str) -> dict | None:
-    """What the transcript was read from, if it was `layout` JSON of its own format."""
+def _source_text(transcript: Transcript, layout: str) -> str | None:
+    """The text the transcript was read from, if it was `layout` JSON of its own format."""
     source = transcript.meta.get("json_source")
     if not source or source["format"] != transcript.format or source["layout"] != layout:
         return None
-    return source
+    return source["text"]
 
 
 # ----------------------------------------------------------------------------- Whisper
@@ -550,6 +551,6 @@ def _dump_nemo(transcript: Transcript, output_key: str | None) -> str:
         record = dict(cue.extra)
         _put(record, key, cue.text)
         records.append(record)
-    if transcript.meta.get("json_source", {}).get("layout") == "document":
+    if _source_text(transcript, "document") is not None:
         return write_document(transcript, records[0], style)
     return write_lines(transcript, records, style)

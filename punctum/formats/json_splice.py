@@ -30,10 +30,11 @@ class _ShapeChanged(Exception):
 
 
 def splice(text: str, old: Any, new: Any, dumps: Callable[[Any], str]) -> str | None:
-    """`text`, which `json.loads` read as `old`, with each scalar in which `new` differs
-    written by `dumps`; None when it cannot be written so (another shape: keys added,
-    removed or reordered, lists of other lengths; duplicate keys in `text`; nesting too
-    deep), then the caller writes `new` afresh."""
+    """`text`, which `json.loads` read as `old` (read it again rather than keep a value the
+    caller may have edited since), with each scalar in which `new` differs written by
+    `dumps`; None when it cannot be written so (another shape: keys added, removed or
+    reordered, lists of other lengths; duplicate keys in `text`; nesting too deep), then
+    the caller writes `new` afresh."""
     changes: list[tuple[int, Any]] = []  # (index of the scalar in written order, new value)
     try:
         count = _compare(old, new, 0, changes)
@@ -47,7 +48,7 @@ def splice(text: str, old: Any, new: Any, dumps: Callable[[Any], str]) -> str | 
     end = sum(map(len, itertools.chain.from_iterable(pieces)))
     for index, value in changes:
         before, token = pieces[index]
-        pieces[index] = (before, _written(value, token, dumps))
+        pieces[index] = (before, _write_scalar(value, token, dumps))
     return "".join(itertools.chain.from_iterable(pieces)) + text[end:]
 
 
@@ -68,16 +69,20 @@ def _compare(old: Any, new: Any, index: int, changes: list) -> int:
         return index
     if isinstance(new, (dict, list)):
         raise _ShapeChanged
-    if type(new) is not type(old) or new != old:
+    if new is not old and (type(new) is not type(old) or new != old):  # NaN is itself
         changes.append((index, new))
     return index + 1
 
 
-def _written(value: Any, old: str, dumps: Callable[[Any], str]) -> str:
-    """A changed scalar; a string with non-ASCII characters escaped where the old one
-    escaped them."""
+# A \u escape of a character outside ASCII (not "\\u": an escaped backslash, then "u").
+_NON_ASCII_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u(?!00[0-7])")
+
+
+def _write_scalar(value: Any, old: str, dumps: Callable[[Any], str]) -> str:
+    """A changed scalar written by `dumps`; a string with its non-ASCII characters escaped
+    where the old one (`old`, the token as written) escaped them."""
     written = dumps(value)
-    escaped = old.isascii() and re.search(r"\\u(?!00[0-7])", old) is not None
+    escaped = old.isascii() and _NON_ASCII_ESCAPE.search(old) is not None
     if isinstance(value, str) and escaped and not written.isascii():
         written = json.dumps(value, ensure_ascii=True)
     return written
