@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from punctum.formats.restoring import _plain_tokens
+from punctum.formats.rolling import without_repeats
 from punctum.formats.transcript import SUBTITLES, Cue, Token, Transcript
 from punctum.text import NULL, Inventory, get_inventory, parse
 
@@ -72,6 +73,7 @@ def resegment(transcript: Transcript, options: ResegmentOptions | None = None,
     dropped (SRT cues are numbered again; VTT NOTE blocks move to the first new cue that
     starts at or after the cue they preceded). WebVTT voice spans (`<v Bob>`) are kept:
     a new cue starts where the voice changes, and each cue opens with its voice's tag.
+    The lines roll-up captions repeat are left out (`rolling.without_repeats`).
 
     Args:
         transcript: an SRT or VTT transcript with cue times.
@@ -83,6 +85,7 @@ def resegment(transcript: Transcript, options: ResegmentOptions | None = None,
         raise ValueError(f"resegment builds srt or vtt cues; convert the {transcript.format} "
                          f"transcript first")
     inventory = get_inventory(language)
+    transcript = without_repeats(transcript)  # roll-up captions: each word in one cue
     timed = _timed_tokens(transcript, inventory)
     groups = _group(timed, options, inventory.sentence_final)
     cues = tuple(_build_cue(group, options) for group in groups)

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from punctum.formats.rolling import repeated_tokens, without_repeats
 from punctum.formats.transcript import (
     INDEPENDENT_CUES,
     SUBTITLES,
@@ -31,7 +32,8 @@ _LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 def convert(transcript: Transcript, format: str) -> Transcript:
     """The same words, marks and timings in another format.
 
-    Subtitles and Whisper JSON need cue times (text, NeMo and Kaldi text have none).
+    Subtitles and Whisper JSON need cue times (text, NeMo and Kaldi text have none). The
+    lines roll-up captions repeat are written once (`rolling.without_repeats`).
     Markup, cue settings, identifiers, VTT NOTE/STYLE blocks, the source's JSON records and
     cues with neither text nor times (Vosk partial results) are dropped; line breaks inside
     cues are kept between subtitle formats. To text, each text the model sees as a whole
@@ -43,6 +45,7 @@ def convert(transcript: Transcript, format: str) -> Transcript:
         return transcript
     if format not in ("text", "srt", "vtt", "whisper"):
         raise ValueError(f"can convert to text, srt, vtt or whisper, not {format!r}")
+    transcript = without_repeats(transcript)  # roll-up captions: each word written once
     newline = transcript.meta.get("newline", "\n")
     independent_to_text = format == "text" and transcript.format in INDEPENDENT_CUES
     kept = [c for c in transcript.cues  # one line per utterance, empty ones too (Kaldi)
@@ -141,6 +144,8 @@ def restore_transcript(transcript: Transcript, punctuator,
     the sentence state carried over from the token before it. A token without words (a
     dialogue dash) and all timings, cues, whitespace and markup stay as they are. Quotes and
     brackets at a word's edges are dropped, as by `Punctuator.restore` (`text.canonical`).
+    In roll-up captions (`rolling`), a line repeated from the cue before goes to the model
+    once and each copy is written as the word it repeats.
 
     Args:
         transcript: any transcript.
@@ -156,6 +161,8 @@ def restore_transcript(transcript: Transcript, punctuator,
     options = options or RestoreOptions()
     inventory = punctuator.inventory
     subtitles = transcript.format in SUBTITLES
+    copies = repeated_tokens(transcript)  # roll-up captions: each word to the model once
+    original, transcript = transcript, _without(transcript, copies)
     model_text = decode_references if subtitles else str
     spaced_words = inventory.word_unit == "word"
     groups = [_word_groups(cue, spaced_words) for cue in transcript.cues]
@@ -184,10 +191,20 @@ def restore_transcript(transcript: Transcript, punctuator,
             pieces = [model_text(transcript.cues[c].tokens[t].text) for t in group]
             for t, text in zip(group, _split_word_pieces(texts.pop((c, group[0])), pieces)):
                 texts[(c, t)] = text
+    texts.update((key, texts[origin]) for key, origin in copies.items() if origin in texts)
     if subtitles:  # characters read from references are written as the same references
-        texts = {(c, t): encode_like(text, transcript.cues[c].tokens[t].text)
+        texts = {(c, t): encode_like(text, original.cues[c].tokens[t].text)
                  for (c, t), text in texts.items()}
-    return _with_texts(transcript, texts)
+    return _with_texts(original, texts)
+
+
+def _without(transcript: Transcript, tokens: dict[tuple[int, int], tuple[int, int]]
+             ) -> Transcript:
+    """The transcript with the words of `tokens` (cue, token) emptied: they stay in place
+    for timings and layout, but give the model no words."""
+    if not tokens:
+        return transcript
+    return _with_texts(transcript, dict.fromkeys(tokens, ""))
 
 
 def _word_groups(cue: Cue, spaced_words: bool = True) -> list[list[int]]:

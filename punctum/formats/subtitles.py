@@ -107,8 +107,14 @@ def _vtt_blocks(text: str) -> list[list[tuple[int, str]]]:
 
 
 def _starts_block(following: list[str]) -> bool:
-    """Whether the next lines open a WebVTT cue or NOTE/STYLE/REGION block."""
-    if not following or not following[0].strip():
+    """Whether the next lines open a WebVTT cue or NOTE/STYLE/REGION block (an empty line
+    next does not: it ends the block itself, after the line before it, as YouTube's
+    captions write a line of one space last in a cue)."""
+    if not following:
+        return True
+    if not following[0]:
+        return False
+    if not following[0].strip():
         return True
     words = following[0].split(None, 1)
     return ("-->" in following[0] or words[0] in _VTT_BLOCKS
