@@ -118,6 +118,9 @@ class FileOptions:
                     else "its restored text is written in its own format")
             raise ValueError(f"{name}: --json is for plain text input; for {input_format} "
                              f"input {hint}")
+        if self.to == "json" and output_format == "whisper" and input_format in formats.UNTIMED:
+            raise ValueError(f"{name}: {input_format} input has no timings; cannot write "
+                             f"Whisper JSON (--to json)")
         if input_format in formats.UNTIMED and output_format in (*formats.SUBTITLES, "whisper"):
             raise ValueError(f"{name}: {input_format} input has no timings; cannot write "
                              f"{output_format}")

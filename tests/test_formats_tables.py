@@ -84,8 +84,8 @@ def test_the_text_column_is_found_by_name_or_given():
     assert [c.text for c in transcript.cues] == ["so what"]
     transcript = formats.loads("id,text,words\n1,x,so what\n", "csv", text_key="words")
     assert [c.text for c in transcript.cues] == ["so what"]
-    with pytest.raises(ValueError, match=r"t\.csv:2: no text column \(columns: id, words\); "
-                                         r"name it with --text-key"):
+    with pytest.raises(ValueError, match=r"t\.csv:2: no text column \(columns: 'id', 'words'\); "
+                                         r"name the column to restore \(--text-key\)"):
         formats.loads("\nid,words\n1,so\n", "csv", "t.csv")
     with pytest.raises(ValueError, match=r"t\.csv:1: no 'body' column"):
         formats.loads("id,text\n", "csv", "t.csv", text_key="body")
@@ -101,7 +101,52 @@ def test_tsv_cells_are_split_at_tabs_without_quoting():
 
 def test_a_broken_csv_row_is_an_error_naming_its_line():
     with pytest.raises(ValueError, match=r"x\.csv:3: not a readable CSV row"):
-        formats.loads('id,text\n1,ok\n2,"never closed\n', "csv", "x.csv")
+        formats.loads('id,text\n1,ok\n2,"never closed\n3,ok\n4,ok\n', "csv", "x.csv")
+    with pytest.raises(ValueError, match=r"x\.csv:2: .*a carriage return inside a cell"):
+        formats.loads('id,text\n1,so\rwhat\n', "csv", "x.csv")
+
+
+def test_a_rewritten_row_quotes_line_breaks_and_keeps_every_other_byte():
+    content = 'id,note,text\r\n1,"line1\nline2",so what now\r\n2,"a\nb",ok\r\n'
+    out, _ = _restored(content, "So, what now? Ok.")
+    assert out == content.replace("so what now", '"So, what now?"').replace(",ok", ",Ok.")
+    out, _ = _restored('id,text\n1,"so\nwhat now"\n', "So, what now?")
+    assert out == 'id,text\n1,"So,\nwhat now?"\n'
+    assert [c.text for c in formats.loads(out, "csv").cues] == ["So,\nwhat now?"]
+    mixed = 'id,text\r\n1,so what now\n2,ok\r\n'  # each row keeps its own line ending
+    assert _restored(mixed, "So, what now? Ok.")[0] == mixed.replace(
+        "so what now", '"So, what now?"').replace(",ok", ",Ok.")
+
+
+def test_cells_beyond_the_header_move_right_of_a_new_column():
+    out, _ = _restored('id,text\n1,so what now,EXTRA\n', "So, what now?", output_key="out")
+    assert out == 'id,text,out\n1,so what now,"So, what now?",EXTRA\n'
+
+
+def test_numbers_stay_bare_where_the_file_quotes_only_text():
+    content = '"","id","text"\n"1",101,"so what now"\n"2",1.50,"ok"\n'
+    out, _ = _restored(content, "So, what now? Ok.")
+    assert out == '"","id","text"\n"1",101,"So, what now?"\n"2",1.50,"Ok."\n'
+
+
+def test_a_column_name_given_matches_with_or_without_its_spaces():
+    transcript = formats.loads("id,Text \n1,so what\n", "csv", text_key="Text")
+    assert [c.text for c in transcript.cues] == ["so what"]
+    with pytest.raises(ValueError, match=r"columns: 'id', 'Text '"):
+        formats.loads("id,Text \n", "csv", text_key="Body")
+
+
+def test_the_delimiter_is_the_one_every_first_line_holds():
+    transcript = formats.loads("id,a|b|c|d,text\n1,x,so what\n", "csv")
+    assert transcript.meta["table"].delimiter == ","
+    assert [c.text for c in transcript.cues] == ["so what"]
+
+
+def test_a_table_built_in_code_is_written_with_every_row():
+    cues = tuple(formats.Cue(None, None, formats.split_tokens(text))
+                 for text in ["Hello, world.", "", "A\nb"])
+    written = formats.dumps(formats.Transcript("csv", cues))
+    assert [c.text for c in formats.loads(written, "csv").cues] == ["Hello, world.", "", "A\nb"]
 
 
 def test_restore_cli_reads_and_writes_tables(tmp_path, capsys, tiny_artifact):
@@ -122,3 +167,5 @@ def test_restore_cli_reads_and_writes_tables(tmp_path, capsys, tiny_artifact):
     assert "for NeMo manifests and CSV/TSV tables, not srt input" in capsys.readouterr().err
     assert main(["restore", "-i", str(path), "--to", "srt", "-m", str(tiny_artifact)]) == 2
     assert "csv input has no timings" in capsys.readouterr().err
+    assert main(["restore", "-i", str(path), "--to", "json", "-m", str(tiny_artifact)]) == 2
+    assert "cannot write Whisper JSON (--to json)" in capsys.readouterr().err

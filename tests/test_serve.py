@@ -111,8 +111,21 @@ def test_ctm_document_keeps_every_field(client):
     assert restored[2] == "u1 A 0.50 0.10 <unk>" and restored[0].endswith(" 0.9")
 
 
+def test_table_document_restores_the_column_named(client):
+    table = "id,utterance,body\n7,x,so what now\n"
+    response = client.post("/v1/restore", json={"text": table, "format": "csv",
+                                                "text_key": "body", "output_key": "restored"})
+    assert response.status_code == 200
+    header, row, _ = response.json()["text"].split("\n")
+    assert header == "id,utterance,body,restored"
+    assert row.startswith("7,x,so what now,") and words_of(row.split(",", 3)[3]) == [
+        "so", "what", "now"]
+
+
 @pytest.mark.parametrize("payload, status, kind", [
     ({"text": "a", "texts": ["b"]}, 422, "invalid_request"),
+    ({"text": "a", "text_key": "body"}, 422, "invalid_request"),
+    ({"text": "id,body\n1,a\n", "format": "csv"}, 422, "invalid_document"),
     ({}, 422, "invalid_request"),
     ({"text": "a", "colour": "red"}, 422, "invalid_request"),
     ({"text": "a", "format": "docx"}, 422, "invalid_request"),

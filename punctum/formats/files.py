@@ -54,7 +54,7 @@ def detect_format(path: str | Path) -> str:
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
         return _SUFFIXES[suffix]
-    return sniff_format(_read_text(path, errors="replace")[0], str(path))
+    return sniff_format(_normalise_newlines(_read_text(path, errors="replace"))[0], str(path))
 
 
 def sniff_format(text: str, name: str = "<string>") -> str:
@@ -98,15 +98,13 @@ def read(path: str | Path, format: str = "auto", text_key: str | None = None,
         FileNotFoundError: no such file.
         ValueError: malformed content, naming the file and line.
     """
-    text, meta = _read_text(path, errors)
-    return _parse(text, format, str(path), text_key, meta)
+    return _parse(_read_text(path, errors), format, str(path), text_key)
 
 
 def loads(text: str, format: str = "auto", name: str = "<string>",
           text_key: str | None = None) -> Transcript:
     """Read a transcript from a string (`read` for text already in memory)."""
-    text, meta = _normalise_newlines(text)
-    return _parse(text, format, name, text_key, meta)
+    return _parse(text, format, name, text_key)
 
 
 def dumps(transcript: Transcript, output_key: str | None = None) -> str:
@@ -142,10 +140,14 @@ def write(transcript: Transcript, target: str | Path | TextIO,
         handle.write(text)
 
 
-def _parse(text: str, format: str, name: str, text_key: str | None,
-           meta: dict) -> Transcript:
+def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript:
+    """The transcript in `raw`, a file's text as decoded: its newlines normalised (see
+    `_normalise_newlines`), except in tables, whose rows keep their own line endings."""
+    text, meta = _normalise_newlines(raw)
     if format == "auto":
         format = _SUFFIXES.get(Path(name).suffix.lower()) or sniff_format(text, name)
+    if format in ("csv", "tsv"):  # an Excel cell holds "\n" in a file of "\r\n" rows
+        text, meta = raw.removeprefix("\ufeff"), {**meta, "newline": "\n"}
     readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt,
                "whisper": _read_whisper, "vosk": _read_vosk, **asr.READERS}
     if format == "nemo":
@@ -157,8 +159,8 @@ def _parse(text: str, format: str, name: str, text_key: str | None,
     return readers[format](text, name, meta)
 
 
-def _read_text(path: str | Path, errors: str = "strict") -> tuple[str, dict]:
-    """A file's UTF-8 text and meta (see `_normalise_newlines`); errors name the line."""
+def _read_text(path: str | Path, errors: str = "strict") -> str:
+    """A file's UTF-8 text (gzip's decompressed); errors name the line."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
@@ -172,7 +174,7 @@ def _read_text(path: str | Path, errors: str = "strict") -> tuple[str, dict]:
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         raise NotUtf8Error(f"{path}:{line}: not valid UTF-8 ({error.reason})") from None
-    return _normalise_newlines(text)
+    return text
 
 
 def _gunzip(data: bytes, path: Path) -> bytes:

@@ -3,31 +3,49 @@
     punctum restore -i calls.csv                        # the "text" column of every row
     punctum restore -i calls.csv --text-key utterance --output-key restored
 
-The first row names the columns. The text column is `text_key`, or by default the first
-column named text, transcript, transcription, utterance, sentence or pred_text (in any
-case). Each row's text is a text of its own (a turn of a call, an utterance): context does
-not flow from row to row. The restored text replaces the column's, or goes into a new last
-column `output_key`.
+The first row that is not blank names the columns. The text column is `text_key`, or by
+default the first of the names text, transcript, transcription, utterance, sentence and
+pred_text (tried in this order, in any case, spaces around ignored) that the header holds.
+Each row's text is a text of its own (a turn of a call, an utterance): context does not
+flow from row to row. The restored text replaces the column's, or goes into a new column
+`output_key`, after the header's last (cells a row has beyond the header move right).
 
-CSV: the delimiter is the one of ``,`` ``;`` ``|`` and tab the header row holds most of, and
-fields are read with CSV quoting (``"a, b"``, ``""`` for a quote, line breaks inside quotes).
-TSV (.tsv): fields are split at tabs with no quoting, as speech corpora write them (Common
-Voice, Kaldi-style tables). A row is written back as read unless its text changed; a changed
-row is written in the quoting most rows of the file use (only where needed, or every
-field), with its line ending.
+CSV: the delimiter is the one of ``,`` ``;`` tab ``|`` (preferred in this order on a tie)
+that every one of the first lines holds most of, outside quotes; cells are read with CSV
+quoting (``"a, b"``, ``""`` for a quote, line breaks inside quotes), strictly: a quote
+that is never closed, or text after a closing quote, is an error naming the line rather
+than rows read into one cell. TSV (.tsv): cells are split at tabs with no quoting, as
+speech corpora write them (Common Voice, Kaldi-style tables).
+
+Rows are kept as read, line endings included (an Excel cell's line feeds in a file of CRLF
+rows stay line feeds). In a row whose text changed only that cell is written again, quoted
+as it was (a new cell: quoted when every cell of its row is), or where CSV needs quotes.
 """
 
 from __future__ import annotations
 
 import csv
-import io
+import itertools
+import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from punctum.formats.transcript import Cue, Transcript, split_tokens
 
 TEXT_COLUMNS = ("text", "transcript", "transcription", "utterance", "sentence", "pred_text")
 _DELIMITERS = (",", ";", "\t", "|")
-_QUOTING = (csv.QUOTE_MINIMAL, csv.QUOTE_ALL)
+_SAMPLE_LINES = 5  # the first lines, whose delimiter is the table's
+
+# A whole call may sit in one cell: no limit but memory (csv's default is 131,072 characters;
+# the setting is the csv module's, for the process).
+csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+
+
+class Row(NamedTuple):
+    """A row as read: its text, line ending included, and its cells (none: a blank row)."""
+
+    raw: str
+    cells: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -35,15 +53,15 @@ class Table:
     """A table as read (what the writer needs to give it back).
 
     Attributes:
-        rows: each row as (raw text with its line ending, fields); blank rows have no fields.
+        rows: every row, blank ones included.
         header: the index in `rows` of the header row (the first that is not blank; None
             when every row is blank).
-        column: the index of the text column.
-        delimiter: the field delimiter.
-        quoted: CSV quoting (False: TSV, fields joined with tabs).
+        column: the index of the text column among the header's cells.
+        delimiter: the cell delimiter.
+        quoted: CSV quoting (False: TSV, cells joined with tabs).
     """
 
-    rows: tuple[tuple[str, tuple[str, ...]], ...]
+    rows: tuple[Row, ...]
     header: int | None
     column: int
     delimiter: str
@@ -51,86 +69,103 @@ class Table:
 
     @property
     def names(self) -> tuple[str, ...]:
-        return self.rows[self.header][1]
+        """The header's cells (none when every row is blank)."""
+        return () if self.header is None else self.rows[self.header].cells
 
     def data_rows(self) -> list[int]:
-        """Indices of the rows after the header that hold fields (one cue each)."""
+        """Indices of the rows after the header that are not blank (one cue each)."""
         if self.header is None:
             return []
-        return [i for i in range(self.header + 1, len(self.rows)) if self.rows[i][1]]
+        return [i for i in range(self.header + 1, len(self.rows)) if self.rows[i].cells]
 
 
 def read_table(text: str, name: str, meta: dict, format: str,
                text_key: str | None) -> Transcript:
-    """A "csv" or "tsv" transcript: one cue per row after the header (see the module
-    docstring). Errors name the file and line."""
+    """A "csv" or "tsv" transcript of `text` as decoded (line endings not normalised): one
+    cue per row after the header (see the module docstring). Errors name the file and line.
+    """
     lines = text.split("\n")
     raw = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
     quoted = format == "csv"
-    delimiter = "\t" if not quoted else _delimiter(raw)
-    rows = _rows(raw, delimiter, quoted, name, format)
-    header = next((i for i, (_, fields) in enumerate(rows) if fields), None)
+    delimiter = _delimiter(raw) if quoted else "\t"
+    rows = _csv_rows(raw, delimiter, name) if quoted else [_tsv_row(line) for line in raw]
+    header = next((i for i, row in enumerate(rows) if row.cells), None)
     if header is None:  # blank lines only
-        return Transcript(format, (), {**meta, "table": Table(tuple(rows), None, 0, delimiter,
-                                                                quoted)})
-    column = _text_column(rows[header][1], text_key, name, header_line=_line(rows, header))
+        table = Table(tuple(rows), None, 0, delimiter, quoted)
+        return Transcript(format, (), {**meta, "table": table})
+    column = _text_column(rows[header].cells, text_key, f"{name}:{_line(rows, header)}")
     table = Table(tuple(rows), header, column, delimiter, quoted)
-    cues = tuple(Cue(None, None, split_tokens(_field(rows[i][1], column)))
+    cues = tuple(Cue(None, None, split_tokens(_cell(rows[i].cells, column)))
                  for i in table.data_rows())
     return Transcript(format, cues, {**meta, "table": table, "text_key": table.names[column]})
 
 
-def _rows(raw: list[str], delimiter: str, quoted: bool, name: str,
-          format: str) -> list[tuple[str, tuple[str, ...]]]:
-    """(raw text, fields) of every row; a quoted field may span lines."""
-    if not quoted:
-        return [(line, tuple(line.rstrip("\n").split(delimiter)) if line.strip() else ())
-                for line in raw]
-    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))  # a whole call in one cell
+def _csv_rows(raw: list[str], delimiter: str, name: str) -> list[Row]:
+    """Every row (a quoted cell may span lines); a line of spaces is a blank row."""
     reader = csv.reader(raw, delimiter=delimiter, strict=True)
-    rows, consumed = [], 0
+    rows: list[Row] = []
+    consumed = 0
     try:
-        for fields in reader:
-            rows.append(("".join(raw[consumed:reader.line_num]), tuple(fields)))
+        for cells in reader:
+            text = "".join(raw[consumed:reader.line_num])
+            rows.append(Row(text, tuple(cells) if text.strip() else ()))
             consumed = reader.line_num
     except csv.Error as error:
-        raise ValueError(f"{name}:{reader.line_num}: not a readable {format.upper()} row "
-                         f"({error})") from None
+        reason = ("a carriage return inside a cell that is not quoted"
+                  if "new-line character" in str(error) else str(error))
+        raise ValueError(f"{name}:{consumed + 1}: not a readable CSV row ({reason})") from None
     return rows
 
 
+def _tsv_row(line: str) -> Row:
+    return Row(line, tuple(_without_ending(line).split("\t")) if line.strip() else ())
+
+
+def _without_ending(raw: str) -> str:
+    return raw[:len(raw) - len(_ending(raw))]
+
+
+def _ending(raw: str) -> str:
+    """The line ending a row was read with ("" for a last line without one)."""
+    return "\r\n" if raw.endswith("\r\n") else "\n" if raw.endswith("\n") else ""
+
+
 def _delimiter(raw: list[str]) -> str:
-    """The delimiter the first non-blank line holds most of (outside quotes); "," if none."""
-    first = next((line for line in raw if line.strip()), "")
-    outside = first.split('"')[::2]
-    counts = {d: sum(part.count(d) for part in outside) for d in _DELIMITERS}
-    best = max(_DELIMITERS, key=lambda d: counts[d])
-    return best if counts[best] else ","
+    """The delimiter every one of the first non-blank lines holds most of, outside quotes
+    (ties: in `_DELIMITERS` order); "," if none holds any."""
+    sample = list(itertools.islice((line for line in raw if line.strip()), _SAMPLE_LINES))
+    outside = [line.split('"')[::2] for line in sample]
+    scores = {d: min((sum(part.count(d) for part in parts) for parts in outside), default=0)
+              for d in _DELIMITERS}
+    best = max(_DELIMITERS, key=lambda d: scores[d])
+    return best if scores[best] else ","
 
 
-def _text_column(names: tuple[str, ...], text_key: str | None, name: str,
-                 header_line: int) -> int:
+def _text_column(names: tuple[str, ...], text_key: str | None, where: str) -> int:
+    """The index of the text column (see the module docstring); ValueError naming the
+    header's line when there is none."""
+    listed = ", ".join(repr(n) for n in names)
     if text_key is not None:
-        if text_key not in names:
-            raise ValueError(f"{name}:{header_line}: no {text_key!r} column (columns: "
-                             f"{', '.join(names)})")
-        return names.index(text_key)
+        for candidates in (list(names), [n.strip() for n in names]):
+            if text_key in candidates:
+                return candidates.index(text_key)
+        raise ValueError(f"{where}: no {text_key!r} column (columns: {listed})")
     lowered = [n.strip().lower() for n in names]
     for candidate in TEXT_COLUMNS:
         if candidate in lowered:
             return lowered.index(candidate)
-    raise ValueError(f"{name}:{header_line}: no text column (columns: {', '.join(names)}); "
-                     f"name it with --text-key")
+    raise ValueError(f"{where}: no text column (columns: {listed}); name the column to "
+                     f"restore (--text-key)")
 
 
-def _line(rows: list, index: int) -> int:
+def _line(rows: list[Row], index: int) -> int:
     """The line number (from 1) where row `index` starts."""
-    return 1 + sum(raw.count("\n") for raw, _ in rows[:index])
+    return 1 + sum(row.raw.count("\n") for row in rows[:index])
 
 
-def _field(fields: tuple[str, ...], column: int) -> str:
-    """A row's field (a short row has an empty one)."""
-    return fields[column] if column < len(fields) else ""
+def _cell(cells: tuple[str, ...], column: int) -> str:
+    """A row's cell (a short row has an empty one)."""
+    return cells[column] if column < len(cells) else ""
 
 
 def dump_table(transcript: Transcript, output_key: str | None = None) -> str:
@@ -140,62 +175,104 @@ def dump_table(transcript: Transcript, output_key: str | None = None) -> str:
         ValueError: `output_key` names another column the table already has.
     """
     table = transcript.meta.get("table") or _new_table(transcript)
-    rows = [raw for raw, _ in table.rows]
+    texts = [row.raw for row in table.rows]
     if table.header is None:
-        return "".join(rows)
-    target = _output_column(table, output_key)
-    quoting = _quoting(table)
-    if target == len(table.names):  # a new last column
-        rows[table.header] = _written(table, table.names + (output_key,), quoting,
-                                      rows[table.header])
+        return "".join(texts)
+    target, new_column = _output_column(table, output_key)
+    if new_column:
+        texts[table.header] = _with_cell(table, table.rows[table.header], target, output_key,
+                                         insert=True)
     for index, cue in zip(table.data_rows(), transcript.cues):
-        fields = list(table.rows[index][1])
-        if target < len(table.names) and _field(table.rows[index][1], target) == cue.text:
-            continue  # written back as read
-        fields += [""] * (target + 1 - len(fields))
-        fields[target] = cue.text
-        rows[index] = _written(table, tuple(fields), quoting, rows[index])
-    return "".join(rows)
+        row = table.rows[index]
+        if not new_column and row.raw and _cell(row.cells, target) == cue.text:
+            continue  # the text did not change: the row as read
+        texts[index] = _with_cell(table, row, target, cue.text, insert=new_column)
+    return "".join(texts)
 
 
 def _new_table(transcript: Transcript) -> Table:
-    """A table for a transcript built in code: a "text" column, a row per cue."""
-    rows = (("text\n", ("text",)),) + tuple(("\n", ("",)) for _ in transcript.cues)
+    """A table for a transcript built in code: a "text" column, a row per cue (rows with
+    no text read, so that each is written)."""
+    rows = (Row("text\n", ("text",)),) + tuple(Row("", ("",)) for _ in transcript.cues)
     quoted = transcript.format == "csv"
     return Table(rows, 0, 0, "," if quoted else "\t", quoted)
 
 
-def _output_column(table: Table, output_key: str | None) -> int:
-    """The index of the column the restored text goes to (len(names): a new one)."""
+def _output_column(table: Table, output_key: str | None) -> tuple[int, bool]:
+    """(index of the column the restored text goes to, whether it is a new one)."""
     if output_key is None or output_key == table.names[table.column]:
-        return table.column
+        return table.column, False
     if output_key in table.names:
         raise ValueError(f"the table already has a {output_key!r} column; choose an output "
                          f"key it does not use (or {table.names[table.column]!r}, the text "
                          f"read)")
-    return len(table.names)
+    return len(table.names), True
 
 
-def _quoting(table: Table) -> int:
-    """The CSV quoting that writes most of the first rows as they were read."""
+def _with_cell(table: Table, row: Row, column: int, text: str, insert: bool) -> str:
+    """The row's text with cell `column` replaced by `text` (`insert`: a new cell there),
+    every other cell and the line ending as written. A short row is filled out with empty
+    cells. The cell is quoted as the one it replaces was (a new one: as every cell of the
+    row is, if it is), else where CSV needs it."""
+    body, ending = _without_ending(row.raw), _ending(row.raw) if row.raw else "\n"
+    spans = _cell_spans(body, table.delimiter, table.quoted, row.cells) if row.raw else None
+    if spans is None:  # written afresh (a row built in code)
+        cells = list(row.cells) + [""] * (column - len(row.cells))
+        cells[column:column + (not insert)] = [text]
+        return _csv_line(table, cells) + ending
+    quoted = [body[a:b].startswith('"') for a, b in spans]
+    if column < len(spans):
+        start, end = spans[column]
+        like_quoted = quoted[column] if not insert else all(quoted)
+        cell = _quote(table, text, like_quoted)
+        if insert:
+            return body[:start] + cell + table.delimiter + body[start:] + ending
+        return body[:start] + cell + body[end:] + ending
+    filler = table.delimiter * (column - len(spans) + 1)
+    return body + filler + _quote(table, text, all(quoted)) + ending
+
+
+def _cell_spans(body: str, delimiter: str, quoted: bool,
+                cells: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    """The (start, end) of each cell in a row's text, or None when they do not read as the
+    csv module read them."""
+    if not quoted:
+        spans, start = [], 0
+        for cell in cells:
+            spans.append((start, start + len(cell)))
+            start += len(cell) + 1
+        return spans
+    pattern = re.compile(r'"(?:[^"]|"")*"|[^' + re.escape(delimiter) + r'"\r\n]*')
+    spans, position = [], 0
+    while True:
+        match = pattern.match(body, position)
+        spans.append(match.span())
+        position = match.end()
+        if position == len(body):
+            break
+        if body[position] != delimiter:
+            return None
+        position += 1
+    read = tuple(_unquoted(body[a:b]) for a, b in spans)
+    return spans if read == cells else None
+
+
+def _unquoted(cell: str) -> str:
+    return cell[1:-1].replace('""', '"') if cell.startswith('"') else cell
+
+
+def _quote(table: Table, text: str, quoted: bool) -> str:
+    """A cell as written: in quotes when `quoted` or when CSV needs them (a delimiter, a
+    quote or a line break in it)."""
     if not table.quoted:
-        return csv.QUOTE_NONE
-    sample = [(raw, fields) for raw, fields in table.rows[:50] if fields]
-    scores = [sum(_format(table.delimiter, fields, q) == raw.rstrip("\n") for raw, fields
-                  in sample) for q in _QUOTING]
-    return _QUOTING[scores.index(max(scores))]
+        return text
+    needs = any(c in text for c in (table.delimiter, '"', "\r", "\n"))
+    return '"' + text.replace('"', '""') + '"' if quoted or needs else text
 
 
-def _written(table: Table, fields: tuple[str, ...], quoting: int, raw: str) -> str:
-    """A row written again, with the line ending `raw` had."""
-    ending = "\n" if raw.endswith("\n") else ""
-    if not table.quoted:
-        return table.delimiter.join(fields) + ending
-    return _format(table.delimiter, fields, quoting) + ending
-
-
-def _format(delimiter: str, fields: tuple[str, ...], quoting: int) -> str:
-    """One CSV row, without a line ending."""
-    buffer = io.StringIO()
-    csv.writer(buffer, delimiter=delimiter, quoting=quoting, lineterminator="").writerow(fields)
-    return buffer.getvalue()
+def _csv_line(table: Table, cells: list[str]) -> str:
+    """A row written from its cells, without a line ending (a lone empty cell quoted, so
+    that it does not read as a blank row)."""
+    if cells == [""]:
+        return '""' if table.quoted else ""
+    return table.delimiter.join(_quote(table, cell, False) for cell in cells)

@@ -28,7 +28,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from punctum.formats import FORMATS
+from punctum.formats import FORMATS, KEYED
 from punctum.runtime import Punctuator, RestoreOptions
 from punctum.serve.batcher import DynamicBatcher, QueueFull, ShuttingDown
 from punctum.serve.config import ServeConfig
@@ -57,6 +57,10 @@ class RestoreRequest(BaseModel):
                         "probabilities (format 'text' only)")
     format: Literal[FORMATS] = Field(  # type: ignore[valid-type]
         "text", description="what `text` holds; subtitle and JSON formats keep every timing")
+    text_key: str | None = Field(None, description="NeMo manifests and CSV/TSV tables: the "
+                                 "key or column to restore (default: the format's)")
+    output_key: str | None = Field(None, description="NeMo manifests and CSV/TSV tables: the "
+                                   "key or column to write (default: text_key's)")
 
 
 class RestoreResponse(BaseModel):
@@ -303,6 +307,9 @@ def _request_texts(body: RestoreRequest) -> list[str]:
     if body.format != "text" and body.texts is not None:
         raise ApiError(422, "invalid_request", f"format {body.format!r} takes one document "
                        f"in 'text'")
+    if body.format not in KEYED and (body.text_key or body.output_key):
+        raise ApiError(422, "invalid_request", f"'text_key' and 'output_key' are for NeMo "
+                       f"manifests and CSV/TSV tables, not {body.format!r}")
     if body.format != "text" and body.words:
         raise ApiError(422, "invalid_request", f"'words' is for format 'text', not "
                        f"{body.format!r} (whose output keeps its own timings)")
@@ -315,9 +322,9 @@ async def _restore_document(state: ServerState, name: str, body: RestoreRequest,
     from punctum import formats
 
     def run() -> str:
-        transcript = formats.loads(body.text, body.format, "<request>")
+        transcript = formats.loads(body.text, body.format, "<request>", body.text_key)
         restored = formats.restore_transcript(transcript, state.punctuators[name], options)
-        return formats.dumps(restored)
+        return formats.dumps(restored, body.output_key)
 
     try:
         return await state.run_document(name, run)
