@@ -97,3 +97,14 @@ def test_resegmenting_and_converting_roll_up_captions_write_each_word_once():
     layout = formats.ResegmentOptions(max_chars_per_line=42, max_lines=2)
     cues = formats.resegment(restored, layout).cues
     assert " ".join(cue.text.replace("\n", " ") for cue in cues) == REFERENCE
+
+
+def test_resegmenting_times_words_by_their_timestamp_tags():
+    restored = formats.restore_transcript(formats.loads(YOUTUBE, "vtt"),
+                                          ScriptedPunctuator(REFERENCE))
+    layout = formats.ResegmentOptions(max_chars_per_line=16, max_lines=1)
+    cues = formats.resegment(restored, layout).cues
+    assert [(cue.start, cue.end, cue.text) for cue in cues] == [
+        (0.0, 0.96, "So today we"), (0.96, 3.199, "plant tomatoes"),  # "plant" <00:00:00.960>
+        (3.199, 5.51, "in pots."),  # "tomatoes" from its cue's start, 2.879
+        (5.52, 6.5, "Do you have"), (6.5, 8.0, "pots?")]

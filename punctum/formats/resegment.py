@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 from punctum.formats.restoring import _plain_tokens
 from punctum.formats.rolling import without_repeats
+from punctum.formats.subtitles import _parse_time
 from punctum.formats.transcript import SUBTITLES, Cue, Token, Transcript
 from punctum.text import NULL, Inventory, get_inventory, parse
 
@@ -57,6 +58,9 @@ class _Timed:
 
 # a WebVTT voice span's start tag ("<v Bob>", "<v.loud Bob>") or end tag
 _VOICE_TAG = re.compile(r"<v(?:\.[^\s>]*)?(?:[ \t][^>]*)?>|</v>")
+# A WebVTT timestamp tag inside cue text: when the word after it is spoken (karaoke style,
+# YouTube's automatic captions).
+_TIMESTAMP_TAG = re.compile(r"<(\d[\d:.]*)>")
 
 
 def resegment(transcript: Transcript, options: ResegmentOptions | None = None,
@@ -64,8 +68,9 @@ def resegment(transcript: Transcript, options: ResegmentOptions | None = None,
     """Rebuild subtitle cues at sentence boundaries within line, length and duration limits.
 
     Word times come from the tokens when every token of a cue has them (Whisper or Vosk
-    converted to subtitles); otherwise each cue's time is shared out among its tokens in
-    proportion to their characters. A cue holds whole sentences while they fit together
+    converted to subtitles), or from WebVTT timestamp tags (``<00:00:01.200>``, YouTube's
+    automatic captions) when every word of a cue after its first has one; otherwise each
+    cue's time is shared out among its tokens in proportion to their characters. A cue holds whole sentences while they fit together
     (so that a short "Yes." does not flash by alone); a sentence that does not fit in one cue
     is cut after its last marked word in the second half of the cue, else after the last
     word that fits. Lines are filled greedily. Times are made monotone (a token never
@@ -105,7 +110,7 @@ def _timed_tokens(transcript: Transcript, inventory: Inventory) -> list[_Timed]:
         tokens = _plain_tokens(cue.tokens, " " if timed else "", False)
         if inventory.word_unit == "char" and tokens:
             tokens = (replace(tokens[0], before=""),) + tokens[1:]
-        spans = _token_spans(tokens, cue)
+        spans = _token_spans(tokens, cue, _inline_starts(cue))
         voices = _voices(cue)
         for token, (start, end), voice in zip(tokens, spans, voices):
             start = max(start, previous_end)
@@ -129,10 +134,32 @@ def _voices(cue: Cue) -> list[str]:
     return voices
 
 
-def _token_spans(tokens: Sequence[Token], cue: Cue) -> list[tuple[float, float]]:
-    """Word times when every token has them, else the cue's time shared by characters."""
+def _inline_starts(cue: Cue) -> list[float | None]:
+    """For each token of a cue with text, the time of the last WebVTT timestamp tag before
+    it (None where there is none, or where it is not a valid time)."""
+    starts = []
+    for token in cue.tokens:
+        if token.text:
+            tags = _TIMESTAMP_TAG.findall(token.before)
+            try:
+                starts.append(_parse_time(tags[-1], "vtt", "") if tags else None)
+            except ValueError:
+                starts.append(None)
+    return starts
+
+
+def _token_spans(tokens: Sequence[Token], cue: Cue,
+                 inline: Sequence[float | None] = ()) -> list[tuple[float, float]]:
+    """Word times when every token has them; else, when every token after the first has a
+    timestamp tag (`inline` starts) in order within the cue, from one tag to the next;
+    else the cue's time shared by characters."""
     if all(t.start is not None and t.end is not None for t in tokens):
         return [(t.start, t.end) for t in tokens]
+    starts = [cue.start, *inline[1:]]
+    if len(tokens) > 1 and len(inline) == len(tokens) and all(
+            s is not None for s in starts) and starts == sorted(starts) and \
+            starts[-1] <= cue.end:
+        return list(zip(starts, starts[1:] + [cue.end]))
     total = sum(len(t.text) for t in tokens) or 1
     spans, done = [], 0
     for token in tokens:
