@@ -18,6 +18,7 @@ run left there.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -174,6 +175,9 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
                                     as_json):
             out.write(chunk if newline == "\n" else chunk.replace("\n", newline))
         return
+    if source.format in ("csv", "tsv") and output_format == source.format:
+        _restore_table(punctuator, source, out, options)
+        return
     if source.lines is None:
         transcript = formats.read(source.name, source.format, options.text_key, options.errors)
     else:
@@ -222,6 +226,24 @@ def _text_style(source: Source) -> tuple[bool, str]:
     except (OSError, EOFError, zlib.error):  # reading the lines reports it, naming the file
         return False, "\n"
     return first.startswith(b"\xef\xbb\xbf"), "\r\n" if first.endswith(b"\r\n") else "\n"
+
+
+def _restore_table(punctuator, source: Source, out: TextIO, options: FileOptions) -> None:
+    """A CSV or TSV table restored in chunks of rows, written as it goes (bounded memory;
+    the byte-order mark and each row's line ending kept)."""
+    from punctum.corpora import iter_lines
+    from punctum.formats.tables import stream_table
+
+    if source.lines is None:
+        lines = iter_lines(source.name, keep_blank=True, errors=options.errors, keep_ends=True)
+    else:
+        lines = (line + "\n" for line in source.lines)
+    out.write("\ufeff" if _text_style(source)[0] else "")
+    restore = functools.partial(formats.restore_transcript, punctuator=punctuator,
+                                options=options.restore)
+    for piece in stream_table(lines, source.format, source.name, restore, options.text_key,
+                              options.output_key):
+        out.write(piece)
 
 
 def _text_lines(source: Source, options: FileOptions) -> Iterable[str]:

@@ -48,25 +48,30 @@ def open_binary(path: str | Path) -> io.BufferedIOBase:
     return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
 
 
-def _lines(path: str | Path, errors: str = "strict") -> Iterator[tuple[int, str]]:
-    """(line number, UTF-8 line without its newline); errors name the file and line.
+def _lines(path: str | Path, errors: str = "strict",
+           keep_ends: bool = False) -> Iterator[tuple[int, str]]:
+    """(line number, UTF-8 line without its newline, or with it when `keep_ends`); errors
+    name the file and line.
 
     Args:
         errors: "strict" (undecodable bytes are an error) or "replace" (they become U+FFFD).
     """
     try:
         with open_binary(path) as handle:
-            yield from decode_lines(handle, str(path), errors)
+            yield from decode_lines(handle, str(path), errors, keep_ends)
     except (gzip.BadGzipFile, EOFError, zlib.error) as error:
         raise ValueError(f"{path}: cannot be read ({error})") from None
 
 
-def decode_lines(handle, name: str, errors: str = "strict") -> Iterator[tuple[int, str]]:
-    """Decode a binary line iterator (a file or sys.stdin.buffer) as UTF-8, line by line."""
+def decode_lines(handle, name: str, errors: str = "strict",
+                 keep_ends: bool = False) -> Iterator[tuple[int, str]]:
+    """Decode a binary line iterator (a file or sys.stdin.buffer) as UTF-8, line by line
+    (the byte-order mark dropped; line endings too, unless `keep_ends`)."""
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
     for line_no, raw in enumerate(handle, start=1):
-        yield line_no, _decode(raw, name, line_no, errors).rstrip("\r\n")
+        text = _decode(raw, name, line_no, errors)
+        yield line_no, text if keep_ends else text.rstrip("\r\n")
 
 
 def _decode(raw: bytes, name: str, line_no: int, errors: str = "strict") -> str:
@@ -149,11 +154,11 @@ def read_che(path: str | Path) -> CheDocument:
 
 # ----------------------------------------------------------------------------- plain text
 
-def iter_lines(path: str | Path, keep_blank: bool = False,
-               errors: str = "strict") -> Iterator[str]:
+def iter_lines(path: str | Path, keep_blank: bool = False, errors: str = "strict",
+               keep_ends: bool = False) -> Iterator[str]:
     """Yield the lines of a text file (one document, talk or turn per line); blank lines
-    are skipped unless `keep_blank`."""
-    for _, line in _lines(path, errors):
+    are skipped unless `keep_blank`; line endings are kept with `keep_ends`."""
+    for _, line in _lines(path, errors, keep_ends):
         if keep_blank or line.strip():
             yield line
 

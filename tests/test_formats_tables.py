@@ -169,3 +169,34 @@ def test_restore_cli_reads_and_writes_tables(tmp_path, capsys, tiny_artifact):
     assert "csv input has no timings" in capsys.readouterr().err
     assert main(["restore", "-i", str(path), "--to", "json", "-m", str(tiny_artifact)]) == 2
     assert "cannot write Whisper JSON (--to json)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sample", sorted(ROUND_TRIPS))
+def test_a_table_streamed_in_chunks_is_the_table_restored_whole(sample):
+    from punctum.formats.tables import stream_table
+
+    content = ROUND_TRIPS[sample].removeprefix("\ufeff")
+    format = "tsv" if sample == "tsv" else "csv"
+    words = formats.loads(content, format).tokens
+    reference = " ".join(t.text.strip('"') for t in words if t.text) + "."
+    whole, _ = _restored(content, reference, format=format, output_key="out")
+    lines = content.split("\n")
+    lines = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+    punctuator = ScriptedPunctuator(reference)
+    for chunk_words in (1, 3, 1000):
+        pieces = stream_table(lines, format, "t", lambda t: formats.restore_transcript(
+            t, punctuator), output_key="out", chunk_words=chunk_words)
+        assert "".join(pieces) == whole
+
+
+def test_restore_cli_streams_a_table_keeping_its_bom_and_line_ends(tmp_path, tiny_artifact):
+    path = _write(tmp_path, "calls.csv", "\ufeffid,text\r\n1,so what\r\n\r\n2,now\r\n")
+    out = tmp_path / "out.csv"
+    assert main(["restore", "-i", str(path), "-o", str(out), "-m", str(tiny_artifact)]) == 0
+    written = out.read_bytes().decode()
+    assert written.startswith("\ufeffid,text\r\n1,") and written.count("\r\n") == 4
+    assert [c.text.lower().strip(".,?") for c in formats.read(out).cues] == ["so what", "now"]
+    bad = _write(tmp_path, "bad.csv", 'id,text\n1,ok\n2,"never closed\n')
+    assert main(["restore", "-i", str(bad), "-o", str(tmp_path / "b.csv"),
+                 "-m", str(tiny_artifact)]) == 2
+    assert not (tmp_path / "b.csv").exists()  # nothing half written

@@ -70,8 +70,9 @@ def resegment(transcript: Transcript, options: ResegmentOptions | None = None,
     Word times come from the tokens when every token of a cue has them (Whisper or Vosk
     converted to subtitles), or from WebVTT timestamp tags (``<00:00:01.200>``, YouTube's
     automatic captions) when every word of a cue after its first has one; otherwise each
-    cue's time is shared out among its tokens in proportion to their characters. A cue holds whole sentences while they fit together
-    (so that a short "Yes." does not flash by alone); a sentence that does not fit in one cue
+    cue's time is shared out among its tokens in proportion to their characters. A cue
+    holds whole sentences while they fit together (so that a short "Yes." does not flash by
+    alone); a sentence that does not fit in one cue
     is cut after its last marked word in the second half of the cue, else after the last
     word that fits. Lines are filled greedily. Times are made monotone (a token never
     starts before the previous one ends), and cue markup, settings and identifiers are

@@ -27,6 +27,7 @@ from __future__ import annotations
 import csv
 import itertools
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -35,6 +36,7 @@ from punctum.formats.transcript import Cue, Transcript, split_tokens
 TEXT_COLUMNS = ("text", "transcript", "transcription", "utterance", "sentence", "pred_text")
 _DELIMITERS = (",", ";", "\t", "|")
 _SAMPLE_LINES = 5  # the first lines, whose delimiter is the table's
+CHUNK_WORDS = 20_000  # words restored at a time by `stream_table`
 
 # A whole call may sit in one cell: no limit but memory (csv's default is 131,072 characters;
 # the setting is the csv module's, for the process).
@@ -85,36 +87,122 @@ def read_table(text: str, name: str, meta: dict, format: str,
     cue per row after the header (see the module docstring). Errors name the file and line.
     """
     lines = text.split("\n")
-    raw = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
-    quoted = format == "csv"
-    delimiter = _delimiter(raw) if quoted else "\t"
-    rows = _csv_rows(raw, delimiter, name) if quoted else [_tsv_row(line) for line in raw]
+    reader = RowReader([line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else []),
+                       format, name)
+    rows = list(reader)
     header = next((i for i, row in enumerate(rows) if row.cells), None)
     if header is None:  # blank lines only
-        table = Table(tuple(rows), None, 0, delimiter, quoted)
+        table = Table(tuple(rows), None, 0, reader.delimiter, reader.quoted)
         return Transcript(format, (), {**meta, "table": table})
     column = _text_column(rows[header].cells, text_key, f"{name}:{_line(rows, header)}")
-    table = Table(tuple(rows), header, column, delimiter, quoted)
+    table = Table(tuple(rows), header, column, reader.delimiter, reader.quoted)
     cues = tuple(Cue(None, None, split_tokens(_cell(rows[i].cells, column)))
                  for i in table.data_rows())
     return Transcript(format, cues, {**meta, "table": table, "text_key": table.names[column]})
 
 
-def _csv_rows(raw: list[str], delimiter: str, name: str) -> list[Row]:
-    """Every row (a quoted cell may span lines); a line of spaces is a blank row."""
-    reader = csv.reader(raw, delimiter=delimiter, strict=True)
-    rows: list[Row] = []
-    consumed = 0
-    try:
-        for cells in reader:
-            text = "".join(raw[consumed:reader.line_num])
-            rows.append(Row(text, tuple(cells) if text.strip() else ()))
-            consumed = reader.line_num
-    except csv.Error as error:
-        reason = ("a carriage return inside a cell that is not quoted"
-                  if "new-line character" in str(error) else str(error))
-        raise ValueError(f"{name}:{consumed + 1}: not a readable CSV row ({reason})") from None
-    return rows
+def stream_table(lines: Iterable[str], format: str, name: str,
+                 restore: Callable[[Transcript], Transcript], text_key: str | None = None,
+                 output_key: str | None = None,
+                 chunk_words: int = CHUNK_WORDS) -> Iterator[str]:
+    """The text of a table restored in chunks of rows, as pieces to write: what
+    `dump_table` writes for the table read from `lines` (each with its line ending), in
+    memory bounded by `chunk_words` words rather than by the file's size.
+
+    Args:
+        restore: restores a transcript of rows (`restore_transcript` with a model).
+    """
+    reader = RowReader(lines, format, name)
+    rows = iter(reader)
+    for header in rows:
+        if header.cells:
+            break
+        yield header.raw  # blank lines before the header
+    else:
+        return
+    column = _text_column(header.cells, text_key, f"{name}:{reader.row_line}")
+    table = Table((header,), 0, column, reader.delimiter, reader.quoted)
+    target, new_column = _output_column(table, output_key)
+    yield _with_cell(table, header, target, output_key, insert=True) if new_column else header.raw
+    chunk: list[Row] = []
+    words = 0
+    for row in rows:
+        chunk.append(row)
+        words += len(_cell(row.cells, column).split())
+        if words >= chunk_words:
+            yield from _restored_chunk(table, chunk, format, restore, target, new_column)
+            chunk, words = [], 0
+    yield from _restored_chunk(table, chunk, format, restore, target, new_column)
+
+
+def _restored_chunk(table: Table, rows: list[Row], format: str,
+                    restore: Callable[[Transcript], Transcript], target: int,
+                    new_column: bool) -> Iterator[str]:
+    """The rows' text with each data row's text restored (one `restore` call for all)."""
+    cues = tuple(Cue(None, None, split_tokens(_cell(row.cells, table.column)))
+                 for row in rows if row.cells)
+    restored = iter(restore(Transcript(format, cues)).cues if cues else ())
+    for row in rows:
+        yield (_restored_row(table, row, next(restored), target, new_column) if row.cells
+               else row.raw)
+
+
+class RowReader:
+    """The rows of a table, read lazily from its lines (each with its line ending).
+
+    Attributes:
+        delimiter: the cell delimiter (CSV: decided by the first lines, read ahead).
+        quoted: CSV quoting (False: TSV).
+        row_line: the line number (from 1) where the last row given started.
+    """
+
+    def __init__(self, lines: Iterable[str], format: str, name: str) -> None:
+        self.name = name
+        self.quoted = format == "csv"
+        lines = iter(lines)
+        ahead: list[str] = []
+        filled = 0  # non-blank lines in `ahead`
+        while self.quoted and filled < _SAMPLE_LINES:
+            line = next(lines, None)
+            if line is None:
+                break
+            ahead.append(line)
+            filled += bool(line.strip())
+        self.delimiter = _delimiter(ahead) if self.quoted else "\t"
+        self.lines = itertools.chain(ahead, lines)
+        self.row_line = 0
+
+    def __iter__(self) -> Iterator[Row]:
+        if not self.quoted:
+            for number, line in enumerate(self.lines, start=1):
+                self.row_line = number
+                yield _tsv_row(line)
+            return
+        pulled: list[str] = []  # the lines csv has read for the row it is reading
+        reader = csv.reader(_recorded(self.lines, pulled), delimiter=self.delimiter,
+                            strict=True)
+        consumed = 0
+        while True:
+            try:
+                cells = next(reader, None)
+            except csv.Error as error:
+                reason = ("a carriage return inside a cell that is not quoted"
+                          if "new-line character" in str(error) else str(error))
+                raise ValueError(f"{self.name}:{consumed + 1}: not a readable CSV row "
+                                 f"({reason})") from None
+            if cells is None:
+                return
+            text = "".join(pulled)
+            pulled.clear()
+            self.row_line, consumed = consumed + 1, reader.line_num
+            yield Row(text, tuple(cells) if text.strip() else ())
+
+
+def _recorded(lines: Iterator[str], pulled: list[str]) -> Iterator[str]:
+    """`lines`, each also appended to `pulled` as it is read."""
+    for line in lines:
+        pulled.append(line)
+        yield line
 
 
 def _tsv_row(line: str) -> Row:
@@ -130,10 +218,10 @@ def _ending(raw: str) -> str:
     return "\r\n" if raw.endswith("\r\n") else "\n" if raw.endswith("\n") else ""
 
 
-def _delimiter(raw: list[str]) -> str:
-    """The delimiter every one of the first non-blank lines holds most of, outside quotes
+def _delimiter(lines: list[str]) -> str:
+    """The delimiter every one of the non-blank `lines` holds most of, outside quotes
     (ties: in `_DELIMITERS` order); "," if none holds any."""
-    sample = list(itertools.islice((line for line in raw if line.strip()), _SAMPLE_LINES))
+    sample = [line for line in lines if line.strip()]
     outside = [line.split('"')[::2] for line in sample]
     scores = {d: min((sum(part.count(d) for part in parts) for parts in outside), default=0)
               for d in _DELIMITERS}
@@ -183,11 +271,15 @@ def dump_table(transcript: Transcript, output_key: str | None = None) -> str:
         texts[table.header] = _with_cell(table, table.rows[table.header], target, output_key,
                                          insert=True)
     for index, cue in zip(table.data_rows(), transcript.cues):
-        row = table.rows[index]
-        if not new_column and row.raw and _cell(row.cells, target) == cue.text:
-            continue  # the text did not change: the row as read
-        texts[index] = _with_cell(table, row, target, cue.text, insert=new_column)
+        texts[index] = _restored_row(table, table.rows[index], cue, target, new_column)
     return "".join(texts)
+
+
+def _restored_row(table: Table, row: Row, cue: Cue, target: int, new_column: bool) -> str:
+    """A data row with its restored text (as read where the text did not change)."""
+    if not new_column and row.raw and _cell(row.cells, target) == cue.text:
+        return row.raw
+    return _with_cell(table, row, target, cue.text, insert=new_column)
 
 
 def _new_table(transcript: Transcript) -> Table:
