@@ -89,8 +89,8 @@ def test_resegmenting_and_converting_roll_up_captions_write_each_word_once():
     plain = without_repeats(restored)
     assert [cue.text for cue in plain.cues] == [
         " \nSo<00:00:00.320><c> today</c><00:00:00.640><c> we</c><00:00:00.960><c> plant</c>",
-        "\ntomatoes<00:00:03.199><c> in</c><00:00:03.520><c> pots.</c>",
-        "\nDo<00:00:05.900><c> you</c><00:00:06.200><c> have</c><00:00:06.500><c> pots?</c>"]
+        "   \ntomatoes<00:00:03.199><c> in</c><00:00:03.520><c> pots.</c>",  # copies' spaces
+        "  \nDo<00:00:05.900><c> you</c><00:00:06.200><c> have</c><00:00:06.500><c> pots?</c>"]
     assert plain.meta["blocks"] == ((1, "NOTE kept in place"),)  # before the second cue
     srt = formats.dumps(formats.convert(restored, "srt"))
     assert srt.count("So today we plant") == 1 and srt.count("pots") == 2
@@ -108,3 +108,45 @@ def test_resegmenting_times_words_by_their_timestamp_tags():
         (0.0, 0.96, "So today we"), (0.96, 3.199, "plant tomatoes"),  # "plant" <00:00:00.960>
         (3.199, 5.51, "in pots."),  # "tomatoes" from its cue's start, 2.879
         (5.52, 6.5, "Do you have"), (6.5, 8.0, "pots?")]
+
+
+def test_a_file_ending_on_a_line_of_one_space_round_trips_and_restores_twice_alike():
+    content = YOUTUBE + "\n00:00:08.000 --> 00:00:08.010\ndo you have pots\n \n"
+    assert formats.dumps(formats.loads(content, "vtt")) == content
+    once = formats.dumps(formats.restore_transcript(formats.loads(content, "vtt"),
+                                                    ScriptedPunctuator(REFERENCE)))
+    assert once.endswith("Do you have pots?\n \n")
+    twice = formats.restore_transcript(formats.loads(once, "vtt"), ScriptedPunctuator(REFERENCE))
+    assert formats.dumps(twice) == once
+
+
+def _srt(*cues: str) -> str:
+    return "\n".join(f"{i + 1}\n00:00:{i:02d},000 --> 00:00:{i:02d},900\n{text}\n"
+                     for i, text in enumerate(cues))
+
+
+def test_files_that_only_look_rolled_are_left_as_written():
+    for content in [_srt("help", "help", "is anyone there"),  # one-line cues prove nothing
+                    _srt("<u>so</u> we plant", "so <u>we</u> plant", "so we <u>plant</u>",
+                         "<u>then</u> we eat", "then <u>we</u> eat")]:  # karaoke highlights
+        assert repeated_tokens(formats.loads(content, "srt")) == {}
+
+
+def test_three_line_roll_up_repeats_two_lines():
+    content = _srt("one two", "one two\nthree four", "one two\nthree four\nfive six",
+                   "three four\nfive six\nseven eight", "five six\nseven eight\nnine ten")
+    transcript = formats.loads(content, "srt")
+    assert len(repeated_tokens(transcript)) == 2 + 4 + 4 + 4
+    assert [c.text for c in formats.convert(transcript, "text").cues] == [
+        "one two three four five six seven eight nine ten"]
+
+
+def test_voices_on_repeated_lines_stay_open_when_copies_are_dropped():
+    content = ("WEBVTT\n\n00:01.000 --> 00:02.000\n<v Anna>we went\n\n"
+               "00:02.000 --> 00:03.000\n<v Anna>we went\nto the shop</v>\n\n"
+               "00:03.000 --> 00:04.000\nto the shop</v>\n<v Ben>did you pay</v>\n")
+    plain = without_repeats(formats.loads(content, "vtt"))
+    assert [c.text for c in plain.cues] == ["<v Anna>we went", "<v Anna> \nto the shop</v>",
+                                            "  </v>\n<v Ben>did you pay</v>"]
+    cues = formats.resegment(formats.loads(content, "vtt")).cues
+    assert [c.text for c in cues] == ["<v Anna>we went to the shop", "<v Ben>did you pay"]

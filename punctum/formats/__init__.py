@@ -37,14 +37,16 @@ length and duration limits; `convert` moves a transcript to another format.
 Modules: `transcript` (Token, Cue, Transcript, splitting text into tokens), `files` (reading,
 writing, format detection), `subtitles` (SRT, WebVTT, plain text), `json_records` (Whisper,
 Vosk, NeMo), `json_splice` (changed values written into the text read), `asr` (CTM, Kaldi,
-pocketsphinx, transformers pipeline), `tables` (CSV, TSV), `restoring` (restore and
-convert), `resegment` (subtitle cues rebuilt at sentence boundaries).
+pocketsphinx, transformers pipeline), `tables` (CSV, TSV), `rolling` (roll-up captions),
+`restoring` (restore and convert), `resegment` (subtitle cues rebuilt at sentence
+boundaries).
 """
 
 
 from punctum.formats.files import detect_format, dumps, loads, read, sniff_format, write
 from punctum.formats.resegment import ResegmentOptions, resegment
 from punctum.formats.restoring import convert, restore_transcript, word_pauses
+from punctum.formats.rolling import without_repeats
 from punctum.formats.subtitles import format_time
 from punctum.formats.transcript import (
     EXTENSIONS,
@@ -62,4 +64,4 @@ from punctum.formats.transcript import (
 __all__ = ["EXTENSIONS", "FORMATS", "INDEPENDENT_CUES", "KEYED", "SUBTITLES", "UNTIMED", "Cue",
            "ResegmentOptions", "Token", "Transcript", "convert", "detect_format", "dumps",
            "format_time", "loads", "read", "resegment", "restore_transcript", "sniff_format",
-           "split_tokens", "word_pauses", "write"]
+           "split_tokens", "without_repeats", "word_pauses", "write"]

@@ -33,7 +33,8 @@ def convert(transcript: Transcript, format: str) -> Transcript:
     """The same words, marks and timings in another format.
 
     Subtitles and Whisper JSON need cue times (text, NeMo and Kaldi text have none). The
-    lines roll-up captions repeat are written once (`rolling.without_repeats`).
+    lines roll-up captions repeat are written once (`rolling.without_repeats`) in the
+    other format (the same format is the transcript itself).
     Markup, cue settings, identifiers, VTT NOTE/STYLE blocks, the source's JSON records and
     cues with neither text nor times (Vosk partial results) are dropped; line breaks inside
     cues are kept between subtitle formats. To text, each text the model sees as a whole

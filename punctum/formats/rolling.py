@@ -1,59 +1,64 @@
-"""Roll-up captions: cues that start with the previous cue's last line.
+"""Roll-up captions: cues that start with the last lines of the cue before.
 
 YouTube's automatic captions (as yt-dlp writes them) and broadcast roll-up captions show each
-line twice: first as the new line of a cue, then again as the first line of the next, while
-new words appear below it. Restored as written, the model would read every line twice
-("we're going to we're going to talk about") and the two copies could get different marks.
-`repeated_tokens` finds the copies, so that each word goes to the model once and every copy
-is written as the word it repeats; `without_repeats` drops them where a transcript becomes
-another (`--to`, `--resegment`), so that each word is written once.
+line more than once: first as the new line of a cue, then as the first line(s) of the next
+cues while new lines appear below (YouTube also shows it alone for 10 ms in between).
+Restored as written, the model would read every line twice or more ("we're going to we're
+going to talk about") and the copies could get different marks. `repeated_tokens` finds
+the copies, so that each word goes to the model once and every copy is written as the word
+it repeats; `without_repeats` drops them where a transcript becomes another format or is
+resegmented, so that each word is written once.
+
+The rule: a cue repeats the longest run of word lines (lines holding words, compared word
+for word as written) that ends the cue before it (the last one with words) and starts it.
+A file is roll-up when at least two cues, and at least half of the cues with two or more
+word lines, repeat lines and add new ones below; in any other file nothing is a copy (a line
+said twice in ordinary subtitles, a karaoke cue repeating its line with one word
+highlighted, stays as written).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from punctum.formats.transcript import SUBTITLES, Cue, Transcript
+from punctum.formats.transcript import SUBTITLES, Cue, Token, Transcript
 
 
 def repeated_tokens(transcript: Transcript) -> dict[tuple[int, int], tuple[int, int]]:
-    """{(cue, token): (cue, token) of the word it repeats} for the words of each cue's first
-    line that repeat the last line of the cue before (the last one with words).
-
-    Only for subtitles where at least half of the cues after the first do so (a file of
-    roll-up captions); {} for any other file, so that a line said twice in ordinary
-    subtitles stays two lines for the model.
-    """
+    """{(cue, token): (cue, token) of the word it repeats, the first of its copies} for a
+    file of roll-up captions (see the module docstring); {} for any other file."""
     if transcript.format not in SUBTITLES:
         return {}
     copies: dict[tuple[int, int], tuple[int, int]] = {}
     rolled = candidates = 0
-    previous: tuple[int, list[int]] | None = None  # a cue and the tokens of its last line
+    previous: tuple[int, list[list[int]]] | None = None  # a cue with words and its lines
     for c, cue in enumerate(transcript.cues):
-        lines = word_lines(cue)
+        lines = _word_lines(cue)
         if not lines:
             continue
+        candidates += len(lines) > 1
         if previous is not None:
-            candidates += 1
-            p, last = previous
-            if _texts(cue, lines[0]) == _texts(transcript.cues[p], last):
-                rolled += 1
-                for t, origin in zip(lines[0], last):
+            p, before = previous
+            count = _repeated_count(transcript.cues[p], before, cue, lines)
+            rolled += 0 < count < len(lines)
+            for line, origin_line in zip(lines[:count], before[len(before) - count:]):
+                for t, origin in zip(line, origin_line):
                     copies[(c, t)] = copies.get((p, origin), (p, origin))
-        previous = (c, lines[-1])
-    return copies if candidates >= 2 and 2 * rolled >= candidates else {}
+        previous = (c, lines)
+    return copies if rolled >= 2 and 2 * rolled >= candidates else {}
 
 
 def without_repeats(transcript: Transcript) -> Transcript:
     """The transcript without the repeated words of roll-up captions (`repeated_tokens`),
-    and without the cues that held nothing else (VTT NOTE blocks keep their places)."""
+    their markup moved to the next word kept (a voice tag stays open), and without the cues
+    that held nothing else (VTT NOTE blocks keep their places)."""
     copies = repeated_tokens(transcript)
     if not copies:
         return transcript
     cues, kept_before = [], []  # kept_before[i]: cues kept among the first i
     for c, cue in enumerate(transcript.cues):
         kept_before.append(len(cues))
-        tokens = tuple(token for t, token in enumerate(cue.tokens) if (c, t) not in copies)
+        tokens = _kept_tokens(cue, {t for (cc, t) in copies if cc == c})
         if any(token.text for token in tokens) or not any(t.text for t in cue.tokens):
             cues.append(replace(cue, tokens=tokens))
     kept_before.append(len(cues))
@@ -63,7 +68,34 @@ def without_repeats(transcript: Transcript) -> Transcript:
     return replace(transcript, cues=tuple(cues), meta=meta)
 
 
-def word_lines(cue: Cue) -> list[list[int]]:
+def _kept_tokens(cue: Cue, dropped: set[int]) -> tuple[Token, ...]:
+    """The cue's tokens but `dropped`, whose markup and whitespace go before the next one
+    kept (or after the last one kept)."""
+    kept: list[Token] = []
+    pending = ""
+    for t, token in enumerate(cue.tokens):
+        if t in dropped:
+            pending += token.before + token.after
+            continue
+        kept.append(replace(token, before=pending + token.before) if pending else token)
+        pending = ""
+    if pending and kept:
+        kept[-1] = replace(kept[-1], after=kept[-1].after + pending)
+    return tuple(kept)
+
+
+def _repeated_count(before_cue: Cue, before: list[list[int]], cue: Cue,
+                    lines: list[list[int]]) -> int:
+    """How many of the first word lines of `cue` are the last word lines of `before_cue`
+    (the longest such run; 0 if none)."""
+    for count in range(min(len(before), len(lines)), 0, -1):
+        if all(_texts(cue, a) == _texts(before_cue, b)
+               for a, b in zip(lines[:count], before[len(before) - count:])):
+            return count
+    return 0
+
+
+def _word_lines(cue: Cue) -> list[list[int]]:
     """The indexes of the tokens with words on each line of the cue (lines without words
     left out)."""
     lines: list[list[int]] = []

@@ -108,11 +108,9 @@ def _vtt_blocks(text: str) -> list[list[tuple[int, str]]]:
 
 def _starts_block(following: list[str]) -> bool:
     """Whether the next lines open a WebVTT cue or NOTE/STYLE/REGION block (an empty line
-    next does not: it ends the block itself, after the line before it, as YouTube's
+    next, or the end of the file, does not: the line before is the cue's last, as YouTube's
     captions write a line of one space last in a cue)."""
-    if not following:
-        return True
-    if not following[0]:
+    if not following or not following[0]:  # the end of the file, or an empty line
         return False
     if not following[0].strip():
         return True
@@ -187,8 +185,10 @@ def _read_vtt(text: str, name: str, meta: dict) -> Transcript:
             cue, with_hours = _vtt_cue(block, name)
             cues.append(cue)
             hours = hours or with_hours
+    # the newlines after the last block's last line (which may be a line of spaces)
+    trailer = "\n" * (text.count("\n") + 1 - blocks[-1][-1][0])
     meta = {**meta, "header": "\n".join(line for _, line in blocks[0]),
-            "blocks": tuple(others), "hours": hours or not cues, "trailer": _trailer(text)}
+            "blocks": tuple(others), "hours": hours or not cues, "trailer": trailer}
     return Transcript("vtt", tuple(cues), meta)
 
 

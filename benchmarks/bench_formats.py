@@ -1,0 +1,132 @@
+"""Speed and peak memory of `punctum restore` on transcript files of each kind.
+
+    python benchmarks/bench_formats.py --words 200000 --threads 2
+
+Generates files of about --words words (a sentence written for this script, repeated, in
+short utterances) as plain text, a CSV table, SRT, Whisper JSON with word timings and a Vosk
+result list, restores each with `punctum restore -i FILE -o OUT` in a child process, and
+prints wall time, words per second and the child's peak RSS as a markdown table. Plain text
+and tables are restored as streams; subtitle and JSON files are read whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import io
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import hardware
+
+SENTENCE = ("so what do you think about the new plan i think it is great and we should start "
+            "next week if the team agrees").split()
+
+# Runs its arguments as a command and prints that command's peak RSS in KB.
+_PEAK_OF_CHILD = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True); "
+                  "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+
+
+def utterances(n_words: int, size: int) -> list[list[str]]:
+    """About n_words words in utterances of `size` words."""
+    words = (SENTENCE * (n_words // len(SENTENCE) + 1))[:n_words]
+    return [words[i:i + size] for i in range(0, len(words), size)]
+
+
+def write_text(path: Path, parts: list[list[str]]) -> None:
+    path.write_text("".join(" ".join(p) + "\n" for p in parts), encoding="utf-8")
+
+
+def write_csv(path: Path, parts: list[list[str]]) -> None:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["call_id", "speaker", "start", "text"])
+    for i, part in enumerate(parts):
+        writer.writerow([i // 20, "agent" if i % 2 else "customer", f"{i * 3.0:.2f}",
+                         " ".join(part)])
+    path.write_text(buffer.getvalue(), encoding="utf-8")
+
+
+def _srt_time(seconds: float) -> str:
+    ms = round(seconds * 1000)
+    return f"{ms // 3600000:02d}:{ms // 60000 % 60:02d}:{ms // 1000 % 60:02d},{ms % 1000:03d}"
+
+
+def write_srt(path: Path, parts: list[list[str]]) -> None:
+    blocks = [f"{i + 1}\n{_srt_time(i * 3.0)} --> {_srt_time(i * 3.0 + 2.9)}\n"
+              f"{' '.join(p[:len(p) // 2])}\n{' '.join(p[len(p) // 2:])}\n"
+              for i, p in enumerate(parts)]
+    path.write_text("\n".join(blocks), encoding="utf-8")
+
+
+def _timed_words(part: list[str], start: float) -> list[tuple[str, float, float]]:
+    return [(w, round(start + 0.25 * k, 2), round(start + 0.25 * k + 0.2, 2))
+            for k, w in enumerate(part)]
+
+
+def write_whisper(path: Path, parts: list[list[str]]) -> None:
+    segments = []
+    for i, part in enumerate(parts):
+        words = [{"word": " " + w, "start": s, "end": e, "probability": 0.9}
+                 for w, s, e in _timed_words(part, i * 4.0)]
+        segments.append({"id": i, "start": i * 4.0, "end": words[-1]["end"],
+                         "text": "".join(w["word"] for w in words), "words": words})
+    root = {"text": "".join(s["text"] for s in segments), "segments": segments,
+            "language": "en"}
+    path.write_text(json.dumps(root, indent=2) + "\n", encoding="utf-8")
+
+
+def write_vosk(path: Path, parts: list[list[str]]) -> None:
+    results = [{"result": [{"conf": 1.0, "end": e, "start": s, "word": w}
+                           for w, s, e in _timed_words(part, i * 4.0)],
+                "text": " ".join(part)} for i, part in enumerate(parts)]
+    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
+
+KINDS = {"text": (".txt", 12, write_text), "csv": (".csv", 12, write_csv),
+         "srt": (".srt", 8, write_srt), "whisper": (".json", 12, write_whisper),
+         "vosk": (".json", 12, write_vosk)}
+
+
+def run(kind: str, n_words: int, threads: int, folder: Path) -> dict:
+    suffix, size, write = KINDS[kind]
+    source = folder / f"{kind}{suffix}"
+    write(source, utterances(n_words, size))
+    command = [sys.executable, "-m", "punctum", "restore", "-i", str(source), "-o",
+               str(folder / f"out-{kind}{suffix}"), "--threads", str(threads)]
+    start = time.perf_counter()
+    peak_kb = int(subprocess.run([sys.executable, "-c", _PEAK_OF_CHILD, *command],
+                                 check=True, capture_output=True, text=True).stdout)
+    seconds = time.perf_counter() - start
+    return {"kind": kind, "words": n_words, "megabytes": source.stat().st_size / 1e6,
+            "seconds": seconds, "words_per_s": n_words / seconds, "peak_rss_mb": peak_kb / 1024}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--words", type=int, default=200_000)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=list(KINDS))
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        results = [run(kind, args.words, args.threads, Path(tmp)) for kind in args.kinds]
+    if args.json:
+        print(json.dumps({"results": results, "hardware": hardware(),
+                          "date": datetime.date.today().isoformat()}, indent=2))
+        return
+    print("| file | words | MB | seconds (model load included) | words/s | peak RSS MB |")
+    print("|---|---|---|---|---|---|")
+    for r in results:
+        print(f"| {r['kind']} | {r['words']:,} | {r['megabytes']:.1f} | {r['seconds']:.1f} | "
+              f"{r['words_per_s']:,.0f} | {r['peak_rss_mb']:.0f} |")
+    print(f"\n{hardware()}, {datetime.date.today().isoformat()}")
+
+
+if __name__ == "__main__":
+    main()
