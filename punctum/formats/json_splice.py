@@ -13,7 +13,6 @@ that differ, in place, so the output differs from the input only where a value c
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 from collections.abc import Callable
@@ -42,14 +41,17 @@ def splice(text: str, old: Any, new: Any, dumps: Callable[[Any], str]) -> str | 
         return None
     if not changes:
         return text
-    pieces = _SCALAR.findall(text)  # [(what comes before, token)] covering the text
-    if len(pieces) != count:  # duplicate keys: json.loads kept one of them
+    wanted = dict(changes)
+    out, position, found = [], 0, -1
+    for found, token in enumerate(_SCALAR.finditer(text)):  # one token at a time: no list
+        if found in wanted:
+            out += [text[position:token.start(2)],
+                    _write_scalar(wanted[found], token.group(2), dumps)]
+            position = token.end()
+    if found + 1 != count:  # duplicate keys: json.loads kept one of them
         return None
-    end = sum(map(len, itertools.chain.from_iterable(pieces)))
-    for index, value in changes:
-        before, token = pieces[index]
-        pieces[index] = (before, _write_scalar(value, token, dumps))
-    return "".join(itertools.chain.from_iterable(pieces)) + text[end:]
+    out.append(text[position:])
+    return "".join(out)
 
 
 def _compare(old: Any, new: Any, index: int, changes: list) -> int:
