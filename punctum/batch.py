@@ -60,6 +60,11 @@ class FileOptions:
             format's default, see `formats.read`).
         output_key: the key or column to write (None: `text_key`).
         errors: bytes that are not UTF-8: "strict" (an error) or "replace" (U+FFFD).
+        line_buffered: text input: restore and write each line as soon as it is read
+            (a live pipe), not 64 lines at a time.
+        stream_lookahead: text input as one stream of words (line breaks are not text
+            ends): each word written, with its mark and case, once this many words have
+            followed it, a line break after each sentence (`Punctuator.stream`); None: off.
     """
 
     restore: RestoreOptions = field(default_factory=RestoreOptions)
@@ -70,6 +75,8 @@ class FileOptions:
     text_key: str | None = None
     output_key: str | None = None
     errors: str = "strict"
+    line_buffered: bool = False
+    stream_lookahead: int | None = None
 
     def __post_init__(self) -> None:
         if self.input_format not in ("auto", *formats.FORMATS):
@@ -81,6 +88,10 @@ class FileOptions:
         if self.errors not in ("strict", "replace"):
             raise ValueError(f"FileOptions.errors must be 'strict' or 'replace', "
                              f"got {self.errors!r}")
+        if self.stream_lookahead is not None and (
+                isinstance(self.stream_lookahead, bool) or self.stream_lookahead < 0):
+            raise ValueError(f"FileOptions.stream_lookahead must be None or an int >= 0, "
+                             f"got {self.stream_lookahead!r}")
         if self.text_key == "" or self.output_key == "":
             raise ValueError("FileOptions.text_key and FileOptions.output_key must not be "
                              "empty")
@@ -122,6 +133,11 @@ class FileOptions:
         if self.to == "json" and output_format == "whisper" and input_format in formats.UNTIMED:
             raise ValueError(f"{name}: {input_format} input has no timings; cannot write "
                              f"Whisper JSON (--to json)")
+        if self.stream_lookahead is not None and (input_format != "text" or self.as_json
+                                                  or output_format != "text"):
+            raise ValueError(f"{name}: --stream restores plain text into plain text, not "
+                             f"{input_format} input" + (" into JSON" if self.as_json or
+                                                        output_format != "text" else ""))
         if input_format in formats.UNTIMED and output_format in (*formats.SUBTITLES, "whisper"):
             raise ValueError(f"{name}: {input_format} input has no timings; cannot write "
                              f"{output_format}")
@@ -171,9 +187,16 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
         as_json = options.as_json or options.to == "json"
         bom, newline = (False, "\n") if as_json else _text_style(source)
         out.write("\ufeff" if bom else "")
-        for chunk in _restore_lines(punctuator, _text_lines(source, options), options.restore,
-                                    as_json):
+        lines = _text_lines(source, options)
+        live = options.line_buffered or options.stream_lookahead is not None
+        chunks = (_stream_words(punctuator, lines, options.restore, options.stream_lookahead)
+                  if options.stream_lookahead is not None else
+                  _restore_lines(punctuator, lines, options.restore, as_json,
+                                 chunk_lines=1 if options.line_buffered else 64))
+        for chunk in chunks:
             out.write(chunk if newline == "\n" else chunk.replace("\n", newline))
+            if live:
+                out.flush()
         return
     if source.format in ("csv", "tsv") and output_format == source.format:
         _restore_table(punctuator, source, out, options)
@@ -255,11 +278,12 @@ def _text_lines(source: Source, options: FileOptions) -> Iterable[str]:
 
 
 def _restore_lines(punctuator, lines: Iterable[str], options: RestoreOptions,
-                   as_json: bool) -> Iterator[str]:
-    """Restored lines (or JSON lines) as output chunks, lazily; blank lines stay blank.
-    Every line's last chunk ends with a newline."""
+                   as_json: bool, chunk_lines: int = 64) -> Iterator[str]:
+    """Restored lines (or JSON lines) as output chunks, lazily (`chunk_lines` lines are
+    read before the first of them is given); blank lines stay blank. Every line's last
+    chunk ends with a newline."""
     if not as_json:
-        for line in punctuator.restore_lines(lines, options):
+        for line in punctuator.restore_lines(lines, options, chunk_lines):
             yield line + "\n"
         return
     for line in lines:
@@ -268,6 +292,37 @@ def _restore_lines(punctuator, lines: Iterable[str], options: RestoreOptions,
             continue
         result = punctuator.restore_detailed([line], options)[0]
         yield json.dumps(result.to_dict(), ensure_ascii=False) + "\n"
+
+
+def _stream_words(punctuator, lines: Iterable[str], options: RestoreOptions,
+                  lookahead: int) -> Iterator[str]:
+    """The words of all lines as one stream (`Punctuator.stream`): each piece of output is
+    what became final after a line was fed, words joined by spaces and a line break after
+    each sentence-final mark; the rest at the end, closed with a line break."""
+    stream = punctuator.stream(lookahead, options)
+    finals = punctuator.inventory.sentence_final
+    spaced = punctuator.inventory.word_unit == "word"
+    line_open = False  # whether the output's last line has words and no line break yet
+
+    def written(part) -> str:
+        nonlocal line_open
+        if part is None:
+            return ""
+        pieces = part.text.split(" ") if spaced else [part.text]
+        marks = part.labelled.post if spaced else [part.labelled.post[-1]]
+        out = []
+        for piece, mark in zip(pieces, marks):
+            out.append((" " if line_open and spaced else "") + piece)
+            line_open = mark not in finals
+            if not line_open:
+                out.append("\n")
+        return "".join(out)
+
+    for line in lines:
+        text = written(stream.feed_detailed(line))
+        if text:
+            yield text
+    yield written(stream.flush_detailed()) + ("\n" if line_open else "")
 
 
 def _json_long_line(punctuator, line: str, options: RestoreOptions) -> Iterator[str]:

@@ -206,6 +206,16 @@ def _add_restore_options(parser) -> None:
                         help="--resegment: lines per cue (default 2)")
     parser.add_argument("--max-duration", type=float, metavar="S",
                         help="--resegment: seconds per cue (default 7)")
+    parser.add_argument("--line-buffered", action="store_true",
+                        help="restore and write each line as soon as it is read (a live "
+                             "pipe from a recogniser; on when stdin is a terminal)")
+    parser.add_argument("--stream", action="store_true",
+                        help="read text as one stream of words, line breaks not ending "
+                             "texts: write each word once --lookahead words follow it, a "
+                             "line break after each sentence")
+    parser.add_argument("--lookahead", type=int, metavar="N",
+                        help="--stream: words of right context before a word is final "
+                             "(default 4)")
     parser.add_argument("--text-key",
                         help="NeMo manifests: the key to restore (default: pred_text); CSV/TSV "
                              "tables: the column (default: the first named text, transcript, "
@@ -221,11 +231,16 @@ def _run_restore(args) -> int:
     from punctum.runtime import Punctuator
 
     if args.input_dir is not None or args.output_dir is not None:
+        if args.stream or args.line_buffered:
+            raise ValueError("--stream and --line-buffered are for standard input and single "
+                             "files, not --input-dir")
         return _run_restore_folder(args)
     if args.jobs is not None or args.overwrite:
         raise ValueError("--jobs and --overwrite are for --input-dir")
     options = _file_options(args)
     sources = _restore_sources(args, options)
+    if any(s.name == "<stdin>" for s in sources) and sys.stdin.isatty():
+        options = dataclasses.replace(options, line_buffered=True)  # typed: answer each line
     for source in sources:  # option conflicts before the model loads or any output is written
         options.check(source.name, source.format)
         if (args.output_key is not None or args.text_key is not None) and \
@@ -315,7 +330,19 @@ def _file_options(args):
 
     return FileOptions(restore=_restore_options(args), input_format=args.format, to=args.to,
                        as_json=args.json, layout=_restore_layout(args), text_key=args.text_key,
-                       output_key=args.output_key, errors=args.errors)
+                       output_key=args.output_key, errors=args.errors,
+                       line_buffered=getattr(args, "line_buffered", False),
+                       stream_lookahead=_stream_lookahead(args))
+
+
+def _stream_lookahead(args) -> int | None:
+    """--stream's lookahead (default 4), None without --stream."""
+    lookahead = getattr(args, "lookahead", None)
+    if not getattr(args, "stream", False):
+        if lookahead is not None:
+            raise ValueError("--lookahead is for --stream")
+        return None
+    return 4 if lookahead is None else lookahead
 
 
 def _batch_options(args, jobs: int = 1):

@@ -1,0 +1,71 @@
+"""Live pipes: --line-buffered answers each line as it is read; --stream reads one stream
+of words and writes each once its right context has arrived."""
+
+import io
+
+import pytest
+
+from punctum.batch import FileOptions, Source, restore_source
+from punctum.cli import main
+from punctum.runtime import Punctuator
+from punctum.text import normalize
+
+
+@pytest.fixture(scope="module")
+def bundled():
+    return Punctuator.load(threads=1)
+
+
+class Recorder(io.StringIO):
+    """An output that counts its flushes."""
+
+    flushes = 0
+
+    def flush(self) -> None:
+        self.flushes += 1
+        super().flush()
+
+
+def _lines_watched(lines, out: Recorder, seen: list):
+    """`lines`, recording what `out` held when each line was asked for."""
+    for line in lines:
+        seen.append(out.getvalue())
+        yield line
+
+
+def test_line_buffered_writes_each_line_before_reading_the_next(bundled):
+    lines = ["so what do you think", "i think it is great", "see you tomorrow"]
+    for buffered, expected_before_third in [(True, 2), (False, 0)]:
+        out, seen = Recorder(), []
+        source = Source("<stdin>", "text", _lines_watched(lines, out, seen))
+        restore_source(bundled, source, out, FileOptions(line_buffered=buffered))
+        assert seen[2].count("\n") == expected_before_third
+        assert normalize(out.getvalue()) == normalize(" ".join(lines))
+        assert out.getvalue().count("\n") == 3 and (out.flushes >= 3) == buffered
+
+
+def test_a_stream_keeps_every_word_and_writes_as_context_arrives(bundled):
+    lines = ["so what do you think i think", "it is great and we should", "", "start now"]
+    out, seen = Recorder(), []
+    source = Source("<stdin>", "text", _lines_watched(lines, out, seen))
+    restore_source(bundled, source, out, FileOptions(stream_lookahead=2))
+    text = out.getvalue()
+    assert normalize(text) == normalize(" ".join(lines))
+    assert len(normalize(seen[1])) == 7 - 2  # 7 words fed, 2 wait for context
+    assert text.endswith("\n") and "\n\n" not in text
+    assert all(line[-1] in ".?!" for line in text.splitlines())  # a line per sentence
+    assert text[0].isupper()
+
+
+def test_stream_options_are_checked(bundled, tmp_path, capsys):
+    with pytest.raises(ValueError, match="stream_lookahead must be None or an int >= 0"):
+        FileOptions(stream_lookahead=-1)
+    with pytest.raises(ValueError, match="--stream restores plain text into plain text"):
+        FileOptions(stream_lookahead=2).check("a.srt", "srt")
+    assert main(["restore", "--lookahead", "2", "so what"]) == 2
+    assert "--lookahead is for --stream" in capsys.readouterr().err
+    assert main(["restore", "--stream", "--input-dir", str(tmp_path), "--output-dir",
+                 str(tmp_path / "out")]) == 2
+    assert "not --input-dir" in capsys.readouterr().err
+    assert main(["restore", "--stream", "--lookahead", "0", "so what do you think"]) == 0
+    assert normalize(capsys.readouterr().out) == ["so", "what", "do", "you", "think"]
