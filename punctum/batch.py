@@ -134,10 +134,14 @@ class FileOptions:
             raise ValueError(f"{name}: {input_format} input has no timings; cannot write "
                              f"Whisper JSON (--to json)")
         if self.stream_lookahead is not None and (input_format != "text" or self.as_json
-                                                  or output_format != "text"):
+                                                  or self.to not in (None, "text")):
+            what = (f"{input_format} input" if input_format != "text" else
+                    "JSON (--json)" if self.as_json else f"--to {self.to}")
             raise ValueError(f"{name}: --stream restores plain text into plain text, not "
-                             f"{input_format} input" + (" into JSON" if self.as_json or
-                                                        output_format != "text" else ""))
+                             f"{what}")
+        if self.line_buffered and input_format != "text":
+            raise ValueError(f"{name}: --line-buffered is for plain text input, not "
+                             f"{input_format}")
         if input_format in formats.UNTIMED and output_format in (*formats.SUBTITLES, "whisper"):
             raise ValueError(f"{name}: {input_format} input has no timings; cannot write "
                              f"{output_format}")
@@ -154,11 +158,13 @@ class Source:
         name: the file's path, or a label such as "<stdin>" when `lines` are given.
         format: one of `formats.FORMATS` (resolved, not "auto").
         lines: the input's lines (stdin, command-line text), or None to read the file `name`.
+        line_ends: whether `lines` keep their line endings (a table read from stdin).
     """
 
     name: str
     format: str
     lines: Iterable[str] | None = None
+    line_ends: bool = False
 
 
 def output_name(name: str, input_format: str, output_format: str,
@@ -259,6 +265,8 @@ def _restore_table(punctuator, source: Source, out: TextIO, options: FileOptions
 
     if source.lines is None:
         lines = iter_lines(source.name, keep_blank=True, errors=options.errors, keep_ends=True)
+    elif source.line_ends:
+        lines = source.lines
     else:
         lines = (line + "\n" for line in source.lines)
     out.write("\ufeff" if _text_style(source)[0] else "")
@@ -299,30 +307,36 @@ def _stream_words(punctuator, lines: Iterable[str], options: RestoreOptions,
     """The words of all lines as one stream (`Punctuator.stream`): each piece of output is
     what became final after a line was fed, words joined by spaces and a line break after
     each sentence-final mark; the rest at the end, closed with a line break."""
+    from punctum.runtime import LONG_LINE_PART
+    from punctum.text import separator, whitespace_tokens
+
     stream = punctuator.stream(lookahead, options)
-    finals = punctuator.inventory.sentence_final
-    spaced = punctuator.inventory.word_unit == "word"
-    line_open = False  # whether the output's last line has words and no line break yet
+    inventory = punctuator.inventory
+    spaced = inventory.word_unit == "word"
+    last = ""  # the output's last line so far, when it has words and no line break yet
 
     def written(part) -> str:
-        nonlocal line_open
+        nonlocal last
         if part is None:
             return ""
+        # languages written without spaces: a part is one piece (a sentence may end inside)
         pieces = part.text.split(" ") if spaced else [part.text]
-        marks = part.labelled.post if spaced else [part.labelled.post[-1]]
+        marks = part.labelled.post if spaced else part.labelled.post[-1:]
         out = []
-        for piece, mark in zip(pieces, marks):
-            out.append((" " if line_open and spaced else "") + piece)
-            line_open = mark not in finals
-            if not line_open:
+        for piece, mark in zip(pieces, marks, strict=True):
+            out.append((separator(last, piece, inventory) if last else "") + piece)
+            last = "" if mark in inventory.sentence_final else piece
+            if not last:
                 out.append("\n")
         return "".join(out)
 
     for line in lines:
-        text = written(stream.feed_detailed(line))
-        if text:
-            yield text
-    yield written(stream.flush_detailed()) + ("\n" if line_open else "")
+        tokens = whitespace_tokens(line)
+        for start in range(0, max(len(tokens), 1), LONG_LINE_PART):  # a long line in parts
+            text = written(stream.feed_detailed(tokens[start:start + LONG_LINE_PART]))
+            if text:
+                yield text
+    yield written(stream.flush_detailed()) + ("\n" if last else "")
 
 
 def _json_long_line(punctuator, line: str, options: RestoreOptions) -> Iterator[str]:

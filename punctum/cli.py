@@ -239,7 +239,7 @@ def _run_restore(args) -> int:
         raise ValueError("--jobs and --overwrite are for --input-dir")
     options = _file_options(args)
     sources = _restore_sources(args, options)
-    if any(s.name == "<stdin>" for s in sources) and sys.stdin.isatty():
+    if any(s.name == "<stdin>" and s.format == "text" for s in sources) and sys.stdin.isatty():
         options = dataclasses.replace(options, line_buffered=True)  # typed: answer each line
     for source in sources:  # option conflicts before the model loads or any output is written
         options.check(source.name, source.format)
@@ -409,8 +409,9 @@ def _restore_sources(args, options) -> list:
     default = "text" if args.format == "auto" else args.format
     if args.text:
         return [Source("<arguments>", default, iter([" ".join(args.text)]))]
+    tables = default in ("csv", "tsv")  # a table keeps its line endings (CR inside cells)
     stdin = Source("<stdin>", default, (line for _, line in decode_lines(
-        sys.stdin.buffer, "<stdin>", args.errors)))
+        sys.stdin.buffer, "<stdin>", args.errors, keep_ends=tables)), line_ends=tables)
     if args.input:
         if "-" in args.input and len(args.input) > 1:
             raise ValueError("-i - (standard input) cannot be given with other inputs")
@@ -1099,7 +1100,8 @@ _FLAGS = {"ResegmentOptions.max_chars_per_line": "--max-chars",
           "RayOptions.actors": "--actors", "RayOptions.address": "--address",
           "ParquetOptions.batch_size": "--batch-size", "ParquetOptions.threads": "--threads",
           "ParquetOptions.column": "--column", "ParquetOptions.output_column": "--output-column",
-          "FileOptions.text_key": "--text-key", "FileOptions.output_key": "--output-key"}
+          "FileOptions.text_key": "--text-key", "FileOptions.output_key": "--output-key",
+          "FileOptions.stream_lookahead": "--lookahead"}
 # fields set by one command's flags only
 _COMMAND_FLAGS = {"export": {"WindowConfig.size": "--window SIZE",
                              "WindowConfig.left": "--window LEFT",

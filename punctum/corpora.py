@@ -34,7 +34,8 @@ _CONTRACTION_PIECES = frozenset({"n't", "'s", "'m", "'re", "'ve", "'ll", "'d"})
 
 
 def open_binary(path: str | Path) -> io.BufferedIOBase:
-    """Open a file for reading bytes, gunzipping `.gz` files transparently.
+    """Open a file for reading bytes, gunzipping gzip's files transparently (known by their
+    first bytes, not their name: a plain x.csv.gz and a gzipped x.csv read alike).
 
     Raises:
         FileNotFoundError: the file does not exist (message names it).
@@ -45,7 +46,11 @@ def open_binary(path: str | Path) -> io.BufferedIOBase:
         raise FileNotFoundError(f"{path}: no such file")
     if path.is_dir():
         raise ValueError(f"{path}: is a directory, expected a file")
-    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+    handle = open(path, "rb")
+    if handle.peek(2)[:2] != b"\x1f\x8b":
+        return handle
+    handle.close()
+    return gzip.open(path, "rb")
 
 
 def _lines(path: str | Path, errors: str = "strict",

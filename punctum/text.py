@@ -583,7 +583,7 @@ def normalize(text: str, language: str | Inventory = "en") -> list[str]:
 
 # ----------------------------------------------------------------------------- rendering
 
-def _separator(previous: str, word: str, inv: Inventory) -> str:
+def separator(previous: str, word: str, inv: Inventory) -> str:
     """Space between words, none next to a CJK character in char-unit languages."""
     if inv.word_unit == "word":
         return " "
@@ -625,7 +625,7 @@ def render(
         if not (labelled.abbreviated[i] and inv.mark_text(post) == "."):
             written += inv.mark_text(post)  # "U.S." + PERIOD is written "U.S."
         if parts:
-            parts.append(_separator(labelled.words[i - 1], word, inv))
+            parts.append(separator(labelled.words[i - 1], word, inv))
         parts.append(written)
     return "".join(parts)
 

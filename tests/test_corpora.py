@@ -59,7 +59,11 @@ def test_missing_binary_and_bad_gzip_files(tmp_path):
     (tmp_path / "bin.txt").write_bytes(b"ok\n\xff\xfe\x00bad\n")
     with pytest.raises(ValueError, match="bin.txt:2: not valid UTF-8"):
         list(iter_lines(tmp_path / "bin.txt"))
-    (tmp_path / "bad.gz").write_bytes(b"not gzip at all")
+    (tmp_path / "plain.gz").write_bytes(b"not gzip at all\n")  # known by its bytes
+    assert list(iter_lines(tmp_path / "plain.gz")) == ["not gzip at all"]
+    (tmp_path / "zipped.txt").write_bytes(gzip.compress(b"so\nwhat\n"))
+    assert list(iter_lines(tmp_path / "zipped.txt")) == ["so", "what"]
+    (tmp_path / "bad.gz").write_bytes(gzip.compress(b"so what now " * 100)[:30])
     with pytest.raises(ValueError, match="bad.gz: cannot be read"):
         list(iter_lines(tmp_path / "bad.gz"))
     with pytest.raises(ValueError, match="is a directory"):

@@ -201,3 +201,14 @@ def test_restore_cli_streams_a_table_keeping_its_bom_and_line_ends(tmp_path, tin
     assert main(["restore", "-i", str(bad), "-o", str(tmp_path / "b.csv"),
                  "-m", str(tiny_artifact)]) == 2
     assert not (tmp_path / "b.csv").exists()  # nothing half written
+
+
+def test_a_table_from_stdin_keeps_its_line_ends(tiny_artifact, capsys, monkeypatch):
+    import io
+    import sys
+
+    data = b'id,note,text\r\n1,"a\r\nb",so what\r\n'
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert main(["restore", "--format", "csv", "-m", str(tiny_artifact)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith('id,note,text\r\n1,"a\r\nb",') and out.endswith("\r\n")

@@ -69,3 +69,29 @@ def test_stream_options_are_checked(bundled, tmp_path, capsys):
     assert "not --input-dir" in capsys.readouterr().err
     assert main(["restore", "--stream", "--lookahead", "0", "so what do you think"]) == 0
     assert normalize(capsys.readouterr().out) == ["so", "what", "do", "you", "think"]
+
+
+def test_a_stream_in_a_language_without_spaces_keeps_the_spaces_latin_words_need(tmp_path):
+    import json
+    import shutil
+
+    from punctum.text import get_inventory
+
+    model = tmp_path / "zh"  # the bundled weights read with the Chinese inventory
+    shutil.copytree(Punctuator.load().artifact.path, model)
+    meta = json.loads((model / "punctum.json").read_text())
+    meta["inventory"] = get_inventory("zh").to_dict()
+    (model / "punctum.json").write_text(json.dumps(meta))
+    out = Recorder()
+    restore_source(Punctuator.load(model), Source("<stdin>", "text", iter(
+        ["hello", "world", "foo bar"])), out, FileOptions(stream_lookahead=1))
+    assert normalize(out.getvalue(), "zh") == ["hello", "world", "foo", "bar"]
+
+
+def test_live_modes_refuse_what_they_cannot_write(capsys):
+    with pytest.raises(ValueError, match="not --to json"):
+        FileOptions(stream_lookahead=2, to="json").check("<stdin>", "text")
+    with pytest.raises(ValueError, match="--line-buffered is for plain text input, not srt"):
+        FileOptions(line_buffered=True).check("a.srt", "srt")
+    assert main(["restore", "--stream", "--lookahead", "-1", "so"]) == 2
+    assert "--lookahead must be None or an int >= 0" in capsys.readouterr().err

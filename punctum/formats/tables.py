@@ -107,7 +107,10 @@ def stream_table(lines: Iterable[str], format: str, name: str,
                  chunk_words: int = CHUNK_WORDS) -> Iterator[str]:
     """The text of a table restored in chunks of rows, as pieces to write: what
     `dump_table` writes for the table read from `lines` (each with its line ending), in
-    memory bounded by `chunk_words` words rather than by the file's size.
+    memory bounded by `chunk_words` words rather than by the file's size. (With an int8
+    model a label at a near-tie can differ from the whole table's: ONNX Runtime quantizes
+    each batch's activations with that batch's own scale, so what a text is batched with
+    can tip it; docs/BENCHMARKS.md measures this "batch effect".)
 
     Args:
         restore: restores a transcript of rows (`restore_transcript` with a model).
