@@ -133,7 +133,7 @@ def test_cli_tables_json_and_plot(tmp_path, che_ref, capsys):
     [("missing.txt", None, "no such file"),
      ("binary.txt", b"\x00\xff\xfe garbage", "not valid UTF-8"),
      ("bad.che", "a\tO\nb\tWHAT\n", "unknown label 'WHAT'"),
-     ("bad.gz", b"not gzip", "cannot be read")],
+     ("bad.gz", b"\x1f\x8b\x08\x00 broken gzip", "cannot be read")],
 )
 def test_cli_bad_files_exit_2_with_one_line(tmp_path, che_ref, capsys, name, content, message):
     path = tmp_path / name
