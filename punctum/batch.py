@@ -31,7 +31,8 @@ from typing import TextIO
 
 from punctum import formats
 from punctum.fileio import TEMP_SUFFIX, atomic_writer, printable, standard_stream
-from punctum.runtime import RestoreOptions, cpu_count
+from punctum.runtime import LONG_LINE_PART, RestoreOptions, cpu_count
+from punctum.text import separator, whitespace_tokens
 
 log = logging.getLogger(__name__)
 
@@ -130,9 +131,6 @@ class FileOptions:
                     else "its restored text is written in its own format")
             raise ValueError(f"{name}: --json is for plain text input; for {input_format} "
                              f"input {hint}")
-        if self.to == "json" and output_format == "whisper" and input_format in formats.UNTIMED:
-            raise ValueError(f"{name}: {input_format} input has no timings; cannot write "
-                             f"Whisper JSON (--to json)")
         if self.stream_lookahead is not None and (input_format != "text" or self.as_json
                                                   or self.to not in (None, "text")):
             what = (f"{input_format} input" if input_format != "text" else
@@ -143,8 +141,9 @@ class FileOptions:
             raise ValueError(f"{name}: --line-buffered is for plain text input, not "
                              f"{input_format}")
         if input_format in formats.UNTIMED and output_format in (*formats.SUBTITLES, "whisper"):
+            written = "Whisper JSON (--to json)" if self.to == "json" else output_format
             raise ValueError(f"{name}: {input_format} input has no timings; cannot write "
-                             f"{output_format}")
+                             f"{written}")
         if self.layout is not None and output_format not in formats.SUBTITLES:
             raise ValueError(f"{name}: --resegment builds subtitle cues; add --to srt or --to "
                              f"vtt (output format here: {output_format})")
@@ -204,14 +203,14 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
             if live:
                 out.flush()
         return
-    if source.format in ("csv", "tsv") and output_format == source.format:
+    if source.format in formats.TABLES and output_format == source.format:
         _restore_table(punctuator, source, out, options)
         return
     if source.lines is None:
         transcript = formats.read(source.name, source.format, options.text_key, options.errors)
     else:
-        transcript = formats.loads("\n".join(source.lines) + "\n", source.format, source.name,
-                                   options.text_key)
+        text = "".join(source.lines) if source.line_ends else "\n".join(source.lines) + "\n"
+        transcript = formats.loads(text, source.format, source.name, options.text_key)
     restored = formats.restore_transcript(transcript, punctuator, options.restore)
     result = formats.convert(restored, output_format)
     if options.layout is not None:
@@ -305,38 +304,48 @@ def _restore_lines(punctuator, lines: Iterable[str], options: RestoreOptions,
 def _stream_words(punctuator, lines: Iterable[str], options: RestoreOptions,
                   lookahead: int) -> Iterator[str]:
     """The words of all lines as one stream (`Punctuator.stream`): each piece of output is
-    what became final after a line was fed, words joined by spaces and a line break after
-    each sentence-final mark; the rest at the end, closed with a line break."""
-    from punctum.runtime import LONG_LINE_PART
-    from punctum.text import separator, whitespace_tokens
-
+    what became final after a line was fed (a long line in parts), words joined by spaces
+    and a line break after each sentence-final mark; the rest at the end, closed with a line
+    break."""
     stream = punctuator.stream(lookahead, options)
-    inventory = punctuator.inventory
-    spaced = inventory.word_unit == "word"
-    last = ""  # the output's last line so far, when it has words and no line break yet
+    writer = _SentenceLines(punctuator.inventory)
+    for line in lines:
+        tokens = whitespace_tokens(line)
+        for start in range(0, max(len(tokens), 1), LONG_LINE_PART):
+            text = writer.write(stream.feed_detailed(tokens[start:start + LONG_LINE_PART]))
+            if text:
+                yield text
+    yield writer.write(stream.flush_detailed()) + writer.close()
 
-    def written(part) -> str:
-        nonlocal last
+
+class _SentenceLines:
+    """Restored parts of a stream written as lines of sentences."""
+
+    def __init__(self, inventory) -> None:
+        self.inventory = inventory
+        self.last = ""  # the open line's last piece ("": no open line)
+
+    def write(self, part) -> str:
+        """The text of a `Restored` part (or None: ""): its pieces after the open line, a
+        line break after each sentence-final mark (languages written without spaces: a
+        part is one piece, and a sentence may end inside it)."""
         if part is None:
             return ""
-        # languages written without spaces: a part is one piece (a sentence may end inside)
+        spaced = self.inventory.word_unit == "word"
         pieces = part.text.split(" ") if spaced else [part.text]
         marks = part.labelled.post if spaced else part.labelled.post[-1:]
         out = []
         for piece, mark in zip(pieces, marks, strict=True):
-            out.append((separator(last, piece, inventory) if last else "") + piece)
-            last = "" if mark in inventory.sentence_final else piece
-            if not last:
+            out.append((separator(self.last, piece, self.inventory) if self.last else "")
+                       + piece)
+            self.last = "" if mark in self.inventory.sentence_final else piece
+            if not self.last:
                 out.append("\n")
         return "".join(out)
 
-    for line in lines:
-        tokens = whitespace_tokens(line)
-        for start in range(0, max(len(tokens), 1), LONG_LINE_PART):  # a long line in parts
-            text = written(stream.feed_detailed(tokens[start:start + LONG_LINE_PART]))
-            if text:
-                yield text
-    yield written(stream.flush_detailed()) + ("\n" if last else "")
+    def close(self) -> str:
+        """The line break that ends the open line, if there is one."""
+        return "\n" if self.last else ""
 
 
 def _json_long_line(punctuator, line: str, options: RestoreOptions) -> Iterator[str]:
@@ -390,6 +399,9 @@ class BatchOptions:
                                  f"got {value!r}")
         if not self.input_dir or not self.output_dir:
             raise ValueError("BatchOptions.input_dir and output_dir must not be empty")
+        if self.file.line_buffered or self.file.stream_lookahead is not None:
+            raise ValueError("--stream and --line-buffered are for standard input and single "
+                             "files, not --input-dir")
 
     @property
     def worker_threads(self) -> int:

@@ -231,9 +231,6 @@ def _run_restore(args) -> int:
     from punctum.runtime import Punctuator
 
     if args.input_dir is not None or args.output_dir is not None:
-        if args.stream or args.line_buffered:
-            raise ValueError("--stream and --line-buffered are for standard input and single "
-                             "files, not --input-dir")
         return _run_restore_folder(args)
     if args.jobs is not None or args.overwrite:
         raise ValueError("--jobs and --overwrite are for --input-dir")
@@ -409,7 +406,8 @@ def _restore_sources(args, options) -> list:
     default = "text" if args.format == "auto" else args.format
     if args.text:
         return [Source("<arguments>", default, iter([" ".join(args.text)]))]
-    tables = default in ("csv", "tsv")  # a table keeps its line endings (CR inside cells)
+    tables = default in ("csv", "tsv")  # formats.TABLES (not imported to parse arguments):
+    # a table keeps its line endings (CR inside cells)
     stdin = Source("<stdin>", default, (line for _, line in decode_lines(
         sys.stdin.buffer, "<stdin>", args.errors, keep_ends=tables)), line_ends=tables)
     if args.input:
@@ -539,7 +537,8 @@ def _run_batch_parquet(args, ray_options) -> int:
     file_only = {"--format": args.format != "auto", "--to": args.to, "--json": args.json,
                  "--resegment": args.resegment, "--overwrite": args.overwrite,
                  "--errors": args.errors != "strict", "--text-key": args.text_key,
-                 "--output-key": args.output_key,
+                 "--output-key": args.output_key, "--stream": args.stream,
+                 "--line-buffered": args.line_buffered, "--lookahead": args.lookahead,
                  "--max-*": (args.max_chars, args.max_lines, args.max_duration) != (None,) * 3}
     _reject_flags(file_only, "for --input-dir files, not --parquet")
     options = ParquetOptions(input=args.parquet, output_dir=args.output_dir,

@@ -49,8 +49,19 @@ def open_binary(path: str | Path) -> io.BufferedIOBase:
     handle = open(path, "rb")
     if handle.peek(2)[:2] != b"\x1f\x8b":
         return handle
-    handle.close()
-    return gzip.open(path, "rb")
+    return _GzipReader(fileobj=handle, mode="rb")  # not reopened: a pipe is read once
+
+
+class _GzipReader(gzip.GzipFile):
+    """A gzip reader over a file it opened, closing that file with itself."""
+
+    def close(self) -> None:
+        raw = self.fileobj
+        try:
+            super().close()
+        finally:
+            if raw is not None:
+                raw.close()
 
 
 def _lines(path: str | Path, errors: str = "strict",

@@ -118,3 +118,15 @@ def test_xml_segments(tmp_path):
         list(iter_xml_segments(_write(tmp_path / "b.xml", "<a></a>")))
     with pytest.raises(ValueError, match="malformed XML"):
         list(iter_xml_segments(_write(tmp_path / "c.xml", "<seg>open")))
+
+
+def test_gzip_is_read_from_a_pipe_once(tmp_path):
+    import os
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(gzip.compress(b"so\nwhat\n")))
+    writer.start()
+    assert list(iter_lines(fifo)) == ["so", "what"]  # the bytes peeked at are not lost
+    writer.join()

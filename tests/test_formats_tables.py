@@ -212,3 +212,39 @@ def test_a_table_from_stdin_keeps_its_line_ends(tiny_artifact, capsys, monkeypat
     assert main(["restore", "--format", "csv", "-m", str(tiny_artifact)]) == 0
     out = capsys.readouterr().out
     assert out.startswith('id,note,text\r\n1,"a\r\nb",') and out.endswith("\r\n")
+
+
+def test_the_delimiter_is_found_past_line_breaks_inside_quoted_cells():
+    content = 'id;text\n1;"hello there\nhow are you"\n2;fine thanks\n'
+    transcript = formats.loads(content, "csv")
+    assert transcript.meta["table"].delimiter == ";"
+    assert [c.text for c in transcript.cues] == ["hello there\nhow are you", "fine thanks"]
+
+
+def test_a_folder_of_tables_is_restored_with_its_output_key(tmp_path, tiny_artifact):
+    source = tmp_path / "in"
+    source.mkdir()
+    _write(source, "calls.csv", CALLS)
+    _write(source, "corpus.tsv", "path\tsentence\na.mp3\tso what now\n")
+    assert main(["restore", "--input-dir", str(source), "--output-dir", str(tmp_path / "out"),
+                 "--output-key", "restored", "-m", str(tiny_artifact), "--no-progress"]) == 0
+    calls = (tmp_path / "out" / "calls.csv").read_text().split("\n")
+    assert calls[0] == "call,speaker,start,text,restored" and calls[4] == "2,agent,0.0,,"
+    corpus = (tmp_path / "out" / "corpus.tsv").read_text().split("\n")
+    assert corpus[0] == "path\tsentence\trestored" and corpus[1].startswith(
+        "a.mp3\tso what now\t")
+    for flag in (["--stream"], ["--line-buffered"]):
+        assert main(["restore", "--input-dir", str(source), "--output-dir",
+                     str(tmp_path / "o2"), *flag]) == 2
+        assert main(["batch", "--input-dir", str(source), "--output-dir",
+                     str(tmp_path / "o3"), *flag]) == 2
+
+
+def test_subtitles_are_known_gzipped_by_their_bytes(tmp_path, tiny_artifact, capsys):
+    srt = "1\n00:00:00,000 --> 00:00:01,000\nso what\n"
+    plain = _write(tmp_path, "plain.srt.gz", srt)  # named .gz, not gzipped
+    zipped = tmp_path / "zipped.srt"
+    zipped.write_bytes(gzip.compress(srt.encode()))
+    for path in (plain, zipped):
+        assert main(["restore", "-i", str(path), "-m", str(tiny_artifact)]) == 0
+        assert capsys.readouterr().out.startswith("1\n00:00:00,000 --> 00:00:01,000\n")

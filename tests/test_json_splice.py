@@ -141,3 +141,21 @@ def test_only_escapes_of_characters_outside_ascii_keep_a_string_escaped():
         '{"p": "C:\\\\users \u00bf"}')  # "\\u" there is a backslash, then "u"
     nan = '{"x": NaN, "x": NaN, "w": "a"}'
     assert splice(nan, json.loads(nan), json.loads(nan), json.dumps) == nan
+
+
+def test_whisper_sphinx_and_pipeline_json_differ_only_in_their_texts():
+    whisper = ('{"text": " so what", "segments": [{"id": 0, "start": 0.000, "end": 1.50, '
+               '"text": " so what", "words": [{"word": " so", "start": 0.00, "end": 0.5, '
+               '"probability": 0.900}, {"word": " what", "start": 0.5, "end": 1.50, '
+               '"probability": 1.0}]}], "language": "en"}\n')
+    sphinx = '{"b":0.000,"d":1.500,"p":1.000,"t":"so what","w":[{"b":0.000,"d":0.500,' \
+             '"p":1.000,"t":"so"},{"b":0.500,"d":1.000,"p":1.000,"t":"what"}]}\n'
+    pipeline = ('{"text": " so what", "chunks": [{"text": " so", "timestamp": [0.00, 0.50]}, '
+                '{"text": " what", "timestamp": [0.50, 1.50]}]}\n')
+    for content, format in [(whisper, "whisper"), (sphinx, "sphinx"), (pipeline, "hf")]:
+        restored = formats.restore_transcript(formats.loads(content, format),
+                                              ScriptedPunctuator("So what?"))
+        out = formats.dumps(restored)
+        assert out == content.replace("so what", "So what?").replace(
+            '"so"', '"So"').replace('" so"', '" So"').replace('"what"', '"what?"').replace(
+            '" what"', '" what?"'), format

@@ -24,9 +24,9 @@ that was read gives back its input:
   order (records are kept as read and only the fields a token or cue owns are written back
   when they changed). The text read is kept and only the strings and numbers that changed are
   rewritten in it (`json_splice`), so every other byte stays: Vosk's ``"conf" : 1.000000``,
-  arrays on one line, blank lines between JSON lines. Where the shape changes (``--resegment``
-  makes new Whisper segments) the whole value is written by Python's json module with the
-  indent, separators and ASCII escaping detected from the input.
+  arrays on one line, blank lines between JSON lines. Where the shape changes (a Vosk result
+  without "text" gains one; records added in code) the whole value is written by Python's
+  json module with the indent, separators and ASCII escaping detected from the input.
 
 `restore_transcript` punctuates and cases a transcript across cue boundaries: all tokens of a
 file go to the model as one word sequence (for plain text and NeMo manifests each line is its
@@ -54,6 +54,7 @@ from punctum.formats.transcript import (
     INDEPENDENT_CUES,
     KEYED,
     SUBTITLES,
+    TABLES,
     UNTIMED,
     Cue,
     Token,
@@ -61,7 +62,8 @@ from punctum.formats.transcript import (
     split_tokens,
 )
 
-__all__ = ["EXTENSIONS", "FORMATS", "INDEPENDENT_CUES", "KEYED", "SUBTITLES", "UNTIMED", "Cue",
+__all__ = ["EXTENSIONS", "FORMATS", "INDEPENDENT_CUES", "KEYED", "SUBTITLES", "TABLES",
+           "UNTIMED", "Cue",
            "ResegmentOptions", "Token", "Transcript", "convert", "detect_format", "dumps",
            "format_time", "loads", "read", "resegment", "restore_transcript", "sniff_format",
            "split_tokens", "without_repeats", "word_pauses", "write"]

@@ -28,7 +28,7 @@ from punctum.formats.subtitles import (
     _read_vtt,
 )
 from punctum.formats.tables import dump_table, read_table
-from punctum.formats.transcript import FORMATS, Transcript
+from punctum.formats.transcript import FORMATS, TABLES, Transcript
 
 _SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".txt": "text", ".ctm": "ctm", ".csv": "csv",
              ".tsv": "tsv"}
@@ -119,7 +119,7 @@ def dumps(transcript: Transcript, output_key: str | None = None) -> str:
                "whisper": _dump_whisper, "vosk": _dump_vosk, **asr.WRITERS}
     if transcript.format == "nemo":
         text = _dump_nemo(transcript, output_key)
-    elif transcript.format in ("csv", "tsv"):
+    elif transcript.format in TABLES:
         text = dump_table(transcript, output_key)
     else:
         text = writers[transcript.format](transcript)
@@ -146,13 +146,13 @@ def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript
     text, meta = _normalise_newlines(raw)
     if format == "auto":
         format = _SUFFIXES.get(Path(name).suffix.lower()) or sniff_format(text, name)
-    if format in ("csv", "tsv"):  # an Excel cell holds "\n" in a file of "\r\n" rows
+    if format in TABLES:  # an Excel cell holds "\n" in a file of "\r\n" rows
         text, meta = raw.removeprefix("\ufeff"), {**meta, "newline": "\n"}
     readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt,
                "whisper": _read_whisper, "vosk": _read_vosk, **asr.READERS}
     if format == "nemo":
         return _read_nemo(text, name, meta, text_key or "pred_text")
-    if format in ("csv", "tsv"):
+    if format in TABLES:
         return read_table(text, name, meta, format, text_key)
     if format not in readers:
         raise ValueError(f"format must be 'auto' or one of {FORMATS}, got {format!r}")

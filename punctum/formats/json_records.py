@@ -551,6 +551,6 @@ def _dump_nemo(transcript: Transcript, output_key: str | None) -> str:
         record = dict(cue.extra)
         _put(record, key, cue.text)
         records.append(record)
-    if _source_text(transcript, "document") is not None:
+    if len(records) == 1 and _source_text(transcript, "document") is not None:
         return write_document(transcript, records[0], style)
     return write_lines(transcript, records, style)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from punctum.formats.restoring import _plain_tokens
 from punctum.formats.rolling import without_repeats
-from punctum.formats.subtitles import _parse_time
+from punctum.formats.subtitles import parse_time
 from punctum.formats.transcript import SUBTITLES, Cue, Token, Transcript
 from punctum.text import NULL, Inventory, get_inventory, parse
 
@@ -143,7 +143,7 @@ def _inline_starts(cue: Cue) -> list[float | None]:
         if token.text:
             tags = _TIMESTAMP_TAG.findall(token.before)
             try:
-                starts.append(_parse_time(tags[-1], "vtt", "") if tags else None)
+                starts.append(parse_time(tags[-1], "vtt", "") if tags else None)
             except ValueError:
                 starts.append(None)
     return starts

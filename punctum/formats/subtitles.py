@@ -37,7 +37,9 @@ def format_time(seconds: float, style: str = "srt", hours: bool = True) -> str:
     return f"{h:02d}:{m:02d}:{s:02d}.{ms:03d}"
 
 
-def _parse_time(stamp: str, style: str, where: str) -> float:
+def parse_time(stamp: str, style: str, where: str) -> float:
+    """Seconds of a timestamp in `style` ("srt" or "vtt"); ValueError naming `where` when
+    it is not one."""
     pattern, form = _TIMES[style]
     match = pattern.match(stamp)
     if not match or int(match.group(2)) > 59 or int(match.group(3)) > 59:
@@ -63,8 +65,8 @@ def _parse_timing(line: str, where: str, style: str) -> tuple[float, float, str]
     if not match:
         expected = _SRT_EXPECTED if style == "srt" else _VTT_EXPECTED
         raise ValueError(f"{where}: expected a timestamp line {expected}, got {line!r}")
-    start = _parse_time(match.group(1), style, where)
-    end = _parse_time(match.group(2), style, where)
+    start = parse_time(match.group(1), style, where)
+    end = parse_time(match.group(2), style, where)
     if end < start:
         raise ValueError(f"{where}: cue ends ({match.group(2)}) before it starts "
                          f"({match.group(1)})")

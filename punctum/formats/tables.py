@@ -36,6 +36,7 @@ from punctum.formats.transcript import Cue, Transcript, split_tokens
 TEXT_COLUMNS = ("text", "transcript", "transcription", "utterance", "sentence", "pred_text")
 _DELIMITERS = (",", ";", "\t", "|")
 _SAMPLE_LINES = 5  # the first lines, whose delimiter is the table's
+_MAX_AHEAD = 10_000  # lines read ahead for them at most (blank lines, cells of many lines)
 CHUNK_WORDS = 20_000  # words restored at a time by `stream_table`
 
 # A whole call may sit in one cell: no limit but memory (csv's default is 131,072 characters;
@@ -165,7 +166,7 @@ class RowReader:
         lines = iter(lines)
         ahead: list[str] = []
         filled = 0  # non-blank lines in `ahead`
-        while self.quoted and filled < _SAMPLE_LINES:
+        while self.quoted and filled < _SAMPLE_LINES and len(ahead) < _MAX_AHEAD:
             line = next(lines, None)
             if line is None:
                 break
@@ -222,12 +223,23 @@ def _ending(raw: str) -> str:
 
 
 def _delimiter(lines: list[str]) -> str:
-    """The delimiter every one of the non-blank `lines` holds most of, outside quotes
-    (ties: in `_DELIMITERS` order); "," if none holds any."""
-    sample = [line for line in lines if line.strip()]
-    outside = [line.split('"')[::2] for line in sample]
-    scores = {d: min((sum(part.count(d) for part in parts) for parts in outside), default=0)
-              for d in _DELIMITERS}
+    """The delimiter every one of the non-blank rows in `lines` holds most of, outside
+    quotes (a quoted cell may span lines; ties: in `_DELIMITERS` order); "," if none holds
+    any."""
+    rows: list[dict[str, int]] = []
+    counts, quoted, filled = dict.fromkeys(_DELIMITERS, 0), False, False
+    for line in lines:
+        for char in line:
+            if char == '"':
+                quoted = not quoted
+            elif not quoted and char in counts:
+                counts[char] += 1
+        filled = filled or bool(line.strip())
+        if not quoted:  # the row ends with this line
+            if filled:
+                rows.append(counts)
+            counts, filled = dict.fromkeys(_DELIMITERS, 0), False
+    scores = {d: min((row[d] for row in rows), default=0) for d in _DELIMITERS}
     best = max(_DELIMITERS, key=lambda d: scores[d])
     return best if scores[best] else ","
 

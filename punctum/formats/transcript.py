@@ -21,8 +21,10 @@ SUBTITLES = ("srt", "vtt")
 INDEPENDENT_CUES = frozenset({"text", "nemo", "kaldi", "csv", "tsv"})
 # Formats without times (they cannot become subtitles).
 UNTIMED = frozenset({"text", "nemo", "kaldi", "csv", "tsv"})
+# Tables: a text column restored per row (`tables`).
+TABLES = ("csv", "tsv")
 # Formats whose text is one field of each record, named by a key (--text-key, --output-key).
-KEYED = ("nemo", "csv", "tsv")
+KEYED = ("nemo", *TABLES)
 # The largest time in seconds a file may hold (over 300 years: Unix times fit).
 MAX_SECONDS = 1e10
 
