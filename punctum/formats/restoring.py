@@ -167,7 +167,8 @@ def restore_transcript(transcript: Transcript, punctuator,
     model_text = decode_references if subtitles else str
     spaced_words = inventory.word_unit == "word"
     groups = [_word_groups(cue, spaced_words) for cue in transcript.cues]
-    parsed = [_parse_groups(cue, cue_groups, inventory, model_text)
+    cache: dict[str, Labelled] = {}
+    parsed = [_parse_groups(cue, cue_groups, inventory, model_text, cache)
               for cue, cue_groups in zip(transcript.cues, groups)]
     documents = [d for d in _documents(transcript) if any(len(p) for c in d for p in parsed[c])]
     given = [_concat([p for c in doc for p in parsed[c]]) for doc in documents]
@@ -237,13 +238,21 @@ def _tagged_piece(previous: Token, token: Token) -> bool:
             and needs_space(left, right))
 
 
-def _parse_groups(cue: Cue, groups: list[list[int]], inventory, model_text) -> list[Labelled]:
-    """Per token, its words: a group's words on its first token, none on the others."""
+def _parse_groups(cue: Cue, groups: list[list[int]], inventory, model_text,
+                  cache: dict[str, Labelled] | None = None) -> list[Labelled]:
+    """Per token, its words: a group's words on its first token, none on the others
+    (`cache`: text -> parse, shared by the cues of a file, whose words repeat)."""
+    cache = {} if cache is None else cache
+
+    def parsed_text(text: str) -> Labelled:
+        if text not in cache:
+            cache[text] = parse(model_text(text), inventory)
+        return cache[text]
+
     parsed = []
     for group in groups:
-        text = "".join(cue.tokens[t].text for t in group)
-        parsed.append(parse(model_text(text), inventory))
-        parsed.extend(parse("", inventory) for _ in group[1:])
+        parsed.append(parsed_text("".join(cue.tokens[t].text for t in group)))
+        parsed.extend(parsed_text("") for _ in group[1:])
     return parsed
 
 
@@ -342,15 +351,21 @@ def _render_tokens(labelled: Labelled, counts: list[int], punctuator,
                    options: RestoreOptions) -> list[str | None]:
     """Each token's words rendered with their labels (None for a token without words)."""
     inventory = punctuator.inventory
+    style = {"lexicon": punctuator.artifact.lexicon,
+             "sentence_case": options.sentence_case and options.case}
+    if inventory.word_unit == "word":  # words joined by spaces: render once, then cut
+        words = render(labelled, inventory, **style).split(" ")
+        if len(words) == len(labelled):
+            ends = np.cumsum(counts).tolist()
+            return [" ".join(words[end - count:end]) if count else None
+                    for count, end in zip(counts, ends)]
     sentence_start, offset, out = True, 0, []
     for count in counts:
         if not count:
             out.append(None)
             continue
         piece = _slice(labelled, offset, offset + count)
-        out.append(render(piece, inventory, lexicon=punctuator.artifact.lexicon,
-                          sentence_case=options.sentence_case and options.case,
-                          sentence_start=sentence_start))
+        out.append(render(piece, inventory, sentence_start=sentence_start, **style))
         sentence_start = piece.post[-1] in inventory.sentence_final
         offset += count
     return out
