@@ -325,10 +325,11 @@ def word_pauses(transcript: Transcript, parsed, doc: list[int]) -> np.ndarray:
 def _with_texts(transcript: Transcript, texts: dict[tuple[int, int], str]) -> Transcript:
     """The transcript with token (cue index, token index) written as texts[...]."""
     cues = []
-    for c, cue in enumerate(transcript.cues):
-        tokens = tuple(replace(token, text=texts[(c, t)]) if (c, t) in texts else token
-                       for t, token in enumerate(cue.tokens))
-        cues.append(replace(cue, tokens=tokens))
+    for c, cue in enumerate(transcript.cues):  # constructors: replace() costs 6 us a call
+        tokens = tuple(
+            Token(texts[(c, t)], token.start, token.end, token.before, token.after, token.extra)
+            if (c, t) in texts else token for t, token in enumerate(cue.tokens))
+        cues.append(Cue(cue.start, cue.end, tokens, cue.identifier, cue.settings, cue.extra))
     return replace(transcript, cues=tuple(cues))
 
 
