@@ -975,3 +975,13 @@ def test_a_manifest_output_key_never_replaces_another_field():
         formats.dumps(transcript, output_key="text")
     assert json.loads(formats.dumps(transcript, output_key="restored"))["restored"] == "so what"
     assert formats.dumps(transcript, output_key="pred_text") == content  # the text read
+
+
+def test_restoring_rebuilds_tokens_and_cues_with_every_field():
+    from dataclasses import fields
+
+    # restoring._with_texts builds Token and Cue with these fields, in this order
+    assert [f.name for f in fields(formats.Token)] == ["text", "start", "end", "before",
+                                                       "after", "extra"]
+    assert [f.name for f in fields(formats.Cue)] == ["start", "end", "tokens", "identifier",
+                                                     "settings", "extra"]
