@@ -47,6 +47,15 @@ def test_subtitles_writes_webvtt_with_the_same_words(tmp_path):
                                         "great we should start next week").split()
 
 
+def test_youtube_captions_become_srt_with_each_word_once():
+    out = run("youtube_captions.py")
+    assert out.startswith("1\n00:00:00,000 --> ")
+    cues = [line for line in out.splitlines() if line and "-->" not in line
+            and not line.isdigit()]
+    assert normalize(" ".join(cues)) == ("so today we plant tomatoes do you have pots let's "
+                                        "start").split()
+
+
 def test_word_details_lists_every_word():
     out = run("word_details.py", "we see a boat")
     assert [line.split()[0] for line in out.splitlines()[2:]] == ["we", "see", "a", "boat"]
