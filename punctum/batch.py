@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import json
 import logging
 import os
@@ -32,7 +33,7 @@ from typing import TextIO
 from punctum import formats
 from punctum.fileio import TEMP_SUFFIX, atomic_writer, printable, standard_stream
 from punctum.runtime import LONG_LINE_PART, RestoreOptions, cpu_count
-from punctum.text import separator, whitespace_tokens
+from punctum.text import LOWER, NULL, parse, separator, whitespace_tokens
 
 log = logging.getLogger(__name__)
 
@@ -194,6 +195,10 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
         out.write("\ufeff" if bom else "")
         lines = _text_lines(source, options)
         live = options.line_buffered or options.stream_lookahead is not None
+        if not live:  # (a live pipe is not read ahead)
+            head = list(itertools.islice(lines, _SAMPLE_LINES))
+            note_punctuated(source.name, head, punctuator.inventory, options.restore)
+            lines = itertools.chain(head, lines)
         chunks = (_stream_words(punctuator, lines, options.restore, options.stream_lookahead)
                   if options.stream_lookahead is not None else
                   _restore_lines(punctuator, lines, options.restore, as_json,
@@ -211,6 +216,8 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
     else:
         text = "".join(source.lines) if source.line_ends else "\n".join(source.lines) + "\n"
         transcript = formats.loads(text, source.format, source.name, options.text_key)
+    note_punctuated(source.name, (cue.text for cue in transcript.cues[:_SAMPLE_LINES]),
+                    punctuator.inventory, options.restore)
     restored = formats.restore_transcript(transcript, punctuator, options.restore)
     result = formats.convert(restored, output_format)
     if options.layout is not None:
@@ -254,6 +261,34 @@ def _text_style(source: Source) -> tuple[bool, str]:
     except (OSError, EOFError, zlib.error):  # reading the lines reports it, naming the file
         return False, "\n"
     return first.startswith(b"\xef\xbb\xbf"), "\r\n" if first.endswith(b"\r\n") else "\n"
+
+
+# An input reads as punctuated already when this share of its first words carry a mark
+# (recogniser output without punctuation has none; Whisper's has one on about one word in
+# six) and some are capitalised.
+_PUNCTUATED_SHARE = 0.04
+_SAMPLE_LINES = 200  # lines (or cues) looked at
+
+
+def note_punctuated(name: str, texts: Iterable[str], inventory,
+                    options: RestoreOptions) -> bool:
+    """Warn when the input already has marks and capitals (Whisper's output, a file
+    restored before): restoring replaces them unless --keep-existing. Returns whether it
+    warned."""
+    if options.keep_existing or not options.case:
+        return False
+    words = marked = capitals = 0
+    for text in texts:
+        labelled = parse(text, inventory)
+        words += len(labelled)
+        marked += sum(post != NULL for post in labelled.post)
+        capitals += sum(case != LOWER for case in labelled.case)
+    if words < 20 or marked < _PUNCTUATED_SHARE * words or not capitals:
+        return False
+    log.warning("%s: already punctuated (a mark after %d%% of its first %d words); its marks "
+                "and case are replaced by the model's (--keep-existing keeps them)",
+                name, round(100 * marked / words), words)
+    return True
 
 
 def _restore_table(punctuator, source: Source, out: TextIO, options: FileOptions) -> None:

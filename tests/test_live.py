@@ -95,3 +95,23 @@ def test_live_modes_refuse_what_they_cannot_write(capsys):
         FileOptions(line_buffered=True).check("a.srt", "srt")
     assert main(["restore", "--stream", "--lookahead", "-1", "so"]) == 2
     assert "--lookahead must be None or an int >= 0" in capsys.readouterr().err
+
+
+def test_an_input_already_punctuated_is_named_once(bundled, caplog):
+    from punctum.batch import note_punctuated
+    from punctum.runtime import RestoreOptions
+
+    punctuated = ["So, what do you think? I think it's great.",
+                  "We met in New York last week, and it was raining. The museum was closed."]
+    plain = [line.lower().replace(",", "").replace(".", "").replace("?", "")
+             for line in punctuated]
+    inventory = bundled.inventory
+    assert note_punctuated("a.txt", punctuated, inventory, RestoreOptions())
+    assert "a.txt: already punctuated" in caplog.text and "--keep-existing" in caplog.text
+    assert not note_punctuated("b.txt", plain, inventory, RestoreOptions())
+    assert not note_punctuated("c.txt", punctuated, inventory,
+                               RestoreOptions(keep_existing=True))
+    out = Recorder()  # the lines looked at are restored too
+    restore_source(bundled, Source("<stdin>", "text", iter(punctuated)), out, FileOptions())
+    assert normalize(out.getvalue()) == normalize(" ".join(punctuated))
+    assert out.getvalue().count("\n") == 2
