@@ -264,8 +264,8 @@ def _text_style(source: Source) -> tuple[bool, str]:
 
 
 # An input reads as punctuated already when this share of its first words carry a mark
-# (recogniser output without punctuation has none; Whisper's has one on about one word in
-# six) and some are capitalised.
+# (recogniser output without punctuation has none; written English has one on about every
+# sixth to tenth word) and some are capitalised.
 _PUNCTUATED_SHARE = 0.04
 _SAMPLE_LINES = 200  # lines (or cues) looked at
 
