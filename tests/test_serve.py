@@ -167,6 +167,9 @@ def test_models_health_page_schema(client):
     assert client.get("/healthz").json()["status"] == "ok"
     page = client.get("/")
     assert page.status_code == 200 and 'id="input"' in page.text
+    from punctum.formats import FORMATS
+
+    assert all(f'<option value="{name}">' in page.text for name in FORMATS)  # every format
     schema = client.get("/openapi.json").json()
     assert "/v1/restore" in schema["paths"] and "/v1/transcribe" in schema["paths"]
 
