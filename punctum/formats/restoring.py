@@ -165,8 +165,7 @@ def restore_transcript(transcript: Transcript, punctuator,
     copies = repeated_tokens(transcript)  # roll-up captions: each word to the model once
     original, transcript = transcript, _without(transcript, copies)
     model_text = decode_references if subtitles else str
-    spaced_words = inventory.word_unit == "word"
-    groups = [_word_groups(cue, spaced_words) for cue in transcript.cues]
+    groups = [_word_groups(cue, inventory.word_unit == "word") for cue in transcript.cues]
     cache: dict[str, Labelled] = {}
     parsed = [_parse_groups(cue, cue_groups, inventory, model_text, cache)
               for cue, cue_groups in zip(transcript.cues, groups)]
@@ -179,25 +178,40 @@ def restore_transcript(transcript: Transcript, punctuator,
                                            **timing)
     texts: dict[tuple[int, int], str] = {}
     for doc, labelled, prediction in zip(documents, given, predictions):
-        labelled = merge_labels(labelled, prediction, options, inventory.abbreviations)
-        if options.close_text:
-            labelled = close_text(labelled, prediction, inventory,
-                                  getattr(punctuator, "post_bias", None))
-        labelled = open_sentences(labelled, inventory)  # Spanish ¿ ¡
+        labelled = _final_labels(labelled, prediction, punctuator, options)
         keys = [(c, t) for c in doc for t in range(len(parsed[c]))]
         counts = [len(parsed[c][t]) for c, t in keys]
         rendered = _render_tokens(labelled, counts, punctuator, options)
         texts.update((k, r) for k, r in zip(keys, rendered) if r is not None)
-    for c, cue_groups in enumerate(groups):  # a word written in pieces: each gets its part
-        for group in (g for g in cue_groups if len(g) > 1 and (c, g[0]) in texts):
-            pieces = [model_text(transcript.cues[c].tokens[t].text) for t in group]
-            for t, text in zip(group, _split_word_pieces(texts.pop((c, group[0])), pieces)):
-                texts[(c, t)] = text
+    _share_word_pieces(texts, groups, transcript, model_text)
     texts.update((key, texts[origin]) for key, origin in copies.items() if origin in texts)
     if subtitles:  # characters read from references are written as the same references
         texts = {(c, t): encode_like(text, original.cues[c].tokens[t].text)
                  for (c, t), text in texts.items()}
     return _with_texts(original, texts)
+
+
+def _final_labels(labelled: Labelled, prediction, punctuator,
+                  options: RestoreOptions) -> Labelled:
+    """A text's labels as written: the model's merged with the input's (options), the text
+    closed with a sentence-final mark, Spanish sentences opened (¿ ¡)."""
+    inventory = punctuator.inventory
+    labelled = merge_labels(labelled, prediction, options, inventory.abbreviations)
+    if options.close_text:
+        labelled = close_text(labelled, prediction, inventory,
+                              getattr(punctuator, "post_bias", None))
+    return open_sentences(labelled, inventory)
+
+
+def _share_word_pieces(texts: dict[tuple[int, int], str], groups: list[list[list[int]]],
+                       transcript: Transcript, model_text) -> None:
+    """A word written in pieces (tokens of one group) restored on its first token: each
+    piece gets its part of it, in `texts`."""
+    for c, cue_groups in enumerate(groups):
+        for group in (g for g in cue_groups if len(g) > 1 and (c, g[0]) in texts):
+            pieces = [model_text(transcript.cues[c].tokens[t].text) for t in group]
+            for t, text in zip(group, _split_word_pieces(texts.pop((c, group[0])), pieces)):
+                texts[(c, t)] = text
 
 
 def _without(transcript: Transcript, tokens: dict[tuple[int, int], tuple[int, int]]
