@@ -151,3 +151,24 @@ def test_voices_on_repeated_lines_stay_open_when_copies_are_dropped():
     cues = formats.resegment(formats.loads(content, "vtt")).cues
     assert [c.text for c in cues] == ["<v Anna>we went to the shop", "<v Ben>did you pay"]
 
+
+
+def test_paint_on_captions_that_grow_word_by_word_are_read_once():
+    content = _srt("so", "so today", "so today we plant", "tomatoes", "tomatoes in pots",
+                   "tomatoes in pots do you", "have pots")
+    transcript = formats.loads(content, "srt")
+    punctuator = ScriptedPunctuator(REFERENCE)
+    restored = formats.restore_transcript(transcript, punctuator)
+    assert punctuator.calls == [["so", "today", "we", "plant", "tomatoes", "in", "pots", "do",
+                                 "you", "have", "pots"]]
+    assert [c.text for c in formats.convert(restored, "text").cues] == [REFERENCE]
+
+
+def test_ordinary_subtitles_are_not_roll_up():
+    import random
+
+    rng = random.Random(0)
+    words = "so we i you and the it is a to of that what no yes well".split()
+    cues = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 8)))
+            for _ in range(200)]
+    assert repeated_tokens(formats.loads(_srt(*cues[:60]), "srt")) == {}

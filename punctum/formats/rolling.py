@@ -1,4 +1,4 @@
-"""Roll-up captions: cues that start with the last lines of the cue before.
+"""Roll-up captions: cues that start with the last words of the cue before.
 
 YouTube's automatic captions (as yt-dlp writes them) and broadcast roll-up captions show each
 line more than once: first as the new line of a cue, then as the first line(s) of the next
@@ -9,12 +9,12 @@ the copies, so that each word goes to the model once and every copy is written a
 it repeats; `without_repeats` drops them where a transcript becomes another format or is
 resegmented, so that each word is written once.
 
-The rule: a cue repeats the longest run of word lines (lines holding words, compared word
-for word as written) that ends the cue before it (the last one with words) and starts it.
-A file is roll-up when at least two cues, and at least half of the cues with two or more
-word lines, repeat lines and add new ones below; in any other file nothing is a copy (a line
-said twice in ordinary subtitles, a karaoke cue repeating its line with one word
-highlighted, stays as written).
+The rule: a cue repeats the longest run of words (compared as written) that ends the cue
+before it (the last one with words) and starts it: the lines rolled up, or the words of a
+line that grows word by word (paint-on captions). A file is roll-up when at least two cues,
+and at least half of the cues that show new words, show them after words they repeat; in
+any other file nothing is a copy (a line said twice in ordinary subtitles, a karaoke cue
+repeating its line with one word highlighted, stays as written).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from punctum.formats.transcript import SUBTITLES, Cue, Token, Transcript
+
+_MAX_OVERLAP = 200  # words a cue may repeat (captions hold 2-3 lines: some 30 words)
 
 
 def repeated_tokens(transcript: Transcript) -> dict[tuple[int, int], tuple[int, int]]:
@@ -31,20 +33,19 @@ def repeated_tokens(transcript: Transcript) -> dict[tuple[int, int], tuple[int, 
         return {}
     copies: dict[tuple[int, int], tuple[int, int]] = {}
     rolled = candidates = 0
-    previous: tuple[int, list[list[int]]] | None = None  # a cue with words and its lines
+    previous: tuple[int, list[int]] | None = None  # a cue with words and its word tokens
     for c, cue in enumerate(transcript.cues):
-        lines = _word_lines(cue)
-        if not lines:
+        words = [t for t, token in enumerate(cue.tokens) if token.text]
+        if not words:
             continue
-        candidates += len(lines) > 1
         if previous is not None:
             p, before = previous
-            count = _repeated_count(transcript.cues[p], before, cue, lines)
-            rolled += 0 < count < len(lines)
-            for line, origin_line in zip(lines[:count], before[len(before) - count:]):
-                for t, origin in zip(line, origin_line):
-                    copies[(c, t)] = copies.get((p, origin), (p, origin))
-        previous = (c, lines)
+            count = _overlap(transcript.cues[p], before, cue, words)
+            for t, origin in zip(words[:count], before[len(before) - count:]):
+                copies[(c, t)] = copies.get((p, origin), (p, origin))
+            candidates += count < len(words)  # a cue that shows new words
+            rolled += 0 < count < len(words)  # ... after words it repeats
+        previous = (c, words)
     return copies if rolled >= 2 and 2 * rolled >= candidates else {}
 
 
@@ -84,30 +85,12 @@ def _kept_tokens(cue: Cue, dropped: set[int]) -> tuple[Token, ...]:
     return tuple(kept)
 
 
-def _repeated_count(before_cue: Cue, before: list[list[int]], cue: Cue,
-                    lines: list[list[int]]) -> int:
-    """How many of the first word lines of `cue` are the last word lines of `before_cue`
-    (the longest such run; 0 if none)."""
-    for count in range(min(len(before), len(lines)), 0, -1):
-        if all(_texts(cue, a) == _texts(before_cue, b)
-               for a, b in zip(lines[:count], before[len(before) - count:])):
+def _overlap(before_cue: Cue, before: list[int], cue: Cue, words: list[int]) -> int:
+    """How many of the first words of `cue` are the last words of `before_cue` (the longest
+    such run; 0 if none)."""
+    old = [before_cue.tokens[t].text for t in before[-_MAX_OVERLAP:]]
+    new = [cue.tokens[t].text for t in words[:_MAX_OVERLAP]]
+    for count in range(min(len(old), len(new)), 0, -1):
+        if old[len(old) - count:] == new[:count]:
             return count
     return 0
-
-
-def _word_lines(cue: Cue) -> list[list[int]]:
-    """The indexes of the tokens with words on each line of the cue (lines without words
-    left out)."""
-    lines: list[list[int]] = []
-    current: list[int] = []
-    for t, token in enumerate(cue.tokens):
-        if "\n" in token.before and current:
-            lines.append(current)
-            current = []
-        if token.text:
-            current.append(t)
-    return lines + [current] if current else lines
-
-
-def _texts(cue: Cue, line: list[int]) -> list[str]:
-    return [cue.tokens[t].text for t in line]
