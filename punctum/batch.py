@@ -18,7 +18,6 @@ run left there.
 from __future__ import annotations
 
 import contextlib
-import functools
 import itertools
 import json
 import logging
@@ -304,8 +303,14 @@ def _restore_table(punctuator, source: Source, out: TextIO, options: FileOptions
     else:
         lines = (line + "\n" for line in source.lines)
     out.write("\ufeff" if _text_style(source)[0] else "")
-    restore = functools.partial(formats.restore_transcript, punctuator=punctuator,
-                                options=options.restore)
+    looked = []  # whether the first chunk's rows were looked at for marks already there
+
+    def restore(transcript: formats.Transcript) -> formats.Transcript:
+        if not looked:
+            looked.append(note_punctuated(source.name, (c.text for c in transcript.cues[
+                :_SAMPLE_LINES]), punctuator.inventory, options.restore))
+        return formats.restore_transcript(transcript, punctuator, options.restore)
+
     for piece in stream_table(lines, source.format, source.name, restore, options.text_key,
                               options.output_key):
         out.write(piece)
