@@ -264,7 +264,9 @@ def _read_json_records(text: str, name: str, meta: dict, format: str, reader) ->
         cues, extra_meta = reader(layout, values)
     except _ShapeError as error:
         raise _shape_error(error, name, text, values if layout == "lines" else None) from None
-    source = {"format": format, "layout": layout, "text": text}
+    # the text read, to write changed values into (`json_splice`); "reading": one document
+    # or JSON lines (not meta["layout"], how records sit in the document)
+    source = {"format": format, "reading": layout, "text": text}
     return Transcript(format, tuple(cues), {**meta, "json_style": style, "json_source": source,
                                             **extra_meta})
 
@@ -294,10 +296,11 @@ def write_lines(transcript: Transcript, values: Sequence[Any], style: JsonStyle)
     return "\n".join(lines)
 
 
-def _source_text(transcript: Transcript, layout: str) -> str | None:
-    """The text the transcript was read from, if it was `layout` JSON of its own format."""
+def _source_text(transcript: Transcript, reading: str) -> str | None:
+    """The text the transcript was read from, if it was read as `reading` ("document" or
+    "lines") JSON of its own format."""
     source = transcript.meta.get("json_source")
-    if not source or source["format"] != transcript.format or source["layout"] != layout:
+    if not source or source["format"] != transcript.format or source["reading"] != reading:
         return None
     return source["text"]
 

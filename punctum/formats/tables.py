@@ -125,7 +125,8 @@ def stream_table(lines: Iterable[str], format: str, name: str,
     else:
         return
     column = _text_column(header.cells, text_key, f"{name}:{reader.row_line}")
-    table = Table((header,), 0, column, reader.delimiter, reader.quoted)
+    table = Table((header,), 0, column, reader.delimiter, reader.quoted)  # the header only:
+    # what the rows' writers need (delimiter, quoting, names, text column); rows come after
     target, new_column = _output_column(table, output_key)
     yield _with_cell(table, header, target, output_key, insert=True) if new_column else header.raw
     chunk: list[Row] = []
