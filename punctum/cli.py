@@ -194,7 +194,8 @@ def _add_restore_options(parser) -> None:
                         choices=["auto", "text", "srt", "vtt", "whisper", "vosk", "nemo",
                                  "ctm", "kaldi", "sphinx", "hf", "csv", "tsv"],
                         help="input format (default: files by extension and content; stdin "
-                             "and arguments are text)")
+                             "by its first lines: subtitles, JSON or CTM, else text; "
+                             "arguments are text)")
     parser.add_argument("--to", choices=["srt", "vtt", "text", "json"],
                         help="output format (default: the input's; json: the input's JSON "
                              "format, Whisper JSON for subtitles, --json for text)")
@@ -408,8 +409,14 @@ def _restore_sources(args, options) -> list:
         return [Source("<arguments>", default, iter([" ".join(args.text)]))]
     tables = default in ("csv", "tsv")  # formats.TABLES (not imported to parse arguments):
     # a table keeps its line endings (CR inside cells)
-    stdin = Source("<stdin>", default, (line for _, line in decode_lines(
-        sys.stdin.buffer, "<stdin>", args.errors, keep_ends=tables)), line_ends=tables)
+    stdin_lines = (line for _, line in decode_lines(sys.stdin.buffer, "<stdin>", args.errors,
+                                                    keep_ends=tables))
+    stdin_format = default
+    if args.format == "auto" and (not args.input or "-" in args.input):
+        from punctum.formats import sniff_lines
+
+        stdin_format, stdin_lines = sniff_lines(stdin_lines)  # subtitles, JSON, CTM piped in
+    stdin = Source("<stdin>", stdin_format, stdin_lines, line_ends=tables)
     if args.input:
         if "-" in args.input and len(args.input) > 1:
             raise ValueError("-i - (standard input) cannot be given with other inputs")

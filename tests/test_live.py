@@ -115,3 +115,44 @@ def test_an_input_already_punctuated_is_named_once(bundled, caplog):
     restore_source(bundled, Source("<stdin>", "text", iter(punctuated)), out, FileOptions())
     assert normalize(out.getvalue()) == normalize(" ".join(punctuated))
     assert out.getvalue().count("\n") == 2
+
+
+@pytest.mark.parametrize("lines, format", [
+    (["1", "00:00:01,000 --> 00:00:02,000", "so what"], "srt"),
+    (["00:00:01,000 --> 00:00:02,000", "so what"], "srt"),
+    (["\ufeffWEBVTT", "", "00:01.000 --> 00:02.000", "so"], "vtt"),
+    (["{", '  "text": "so what"', "}"], "vosk"),
+    (['{"audio_filepath": "a.wav", "pred_text": "so"}'], "nemo"),
+    (["u1 A 0.00 0.30 so", "u1 A 0.30 0.20 what"], "ctm"),
+    (["", "so what do you think"], "text"),
+    (["[music] so what"], "text"),
+    (["1", "so what"], "text"),
+    ([], "text"),
+])
+def test_piped_input_is_told_apart_by_its_first_lines(lines, format):
+    from punctum.formats import sniff_lines
+
+    found, again = sniff_lines(iter(lines))
+    assert found == format and list(again) == lines
+
+
+def test_a_live_text_pipe_is_not_read_ahead():
+    from punctum.formats import sniff_lines
+
+    def pipe():
+        yield "so what do you think"
+        raise AssertionError("read past the first line")
+
+    found, lines = sniff_lines(pipe())
+    assert found == "text" and next(lines) == "so what do you think"
+
+
+def test_subtitles_piped_into_restore_keep_their_timings(capsys, monkeypatch):
+    import sys
+
+    srt = "1\n00:00:01,000 --> 00:00:02,000\nso what do you think\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(srt.encode())))
+    assert main(["restore"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("1\n00:00:01,000 --> 00:00:02,000\n")
+    assert normalize(out.split("\n")[2]) == ["so", "what", "do", "you", "think"]

@@ -43,7 +43,15 @@ boundaries).
 """
 
 
-from punctum.formats.files import detect_format, dumps, loads, read, sniff_format, write
+from punctum.formats.files import (
+    detect_format,
+    dumps,
+    loads,
+    read,
+    sniff_format,
+    sniff_lines,
+    write,
+)
 from punctum.formats.resegment import ResegmentOptions, resegment
 from punctum.formats.restoring import convert, restore_transcript, word_pauses
 from punctum.formats.rolling import without_repeats
@@ -66,4 +74,5 @@ __all__ = ["EXTENSIONS", "FORMATS", "INDEPENDENT_CUES", "KEYED", "SUBTITLES", "T
            "UNTIMED", "Cue",
            "ResegmentOptions", "Token", "Transcript", "convert", "detect_format", "dumps",
            "format_time", "loads", "read", "resegment", "restore_transcript", "sniff_format",
+           "sniff_lines",
            "split_tokens", "without_repeats", "word_pauses", "write"]

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import gzip
+import itertools
+import json
 import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -80,6 +83,55 @@ def sniff_format(text: str, name: str = "<string>") -> str:
             raise
         return "text"
     return _classify_json(values, name)
+
+
+def sniff_lines(lines: Iterable[str], name: str = "<stdin>") -> tuple[str, Iterator[str]]:
+    """The format of text arriving line by line (a pipe), and all its lines again.
+
+    Decided from as few first lines as it takes, so that a live pipe of text is not held
+    back: a line of text is text; WEBVTT opens WebVTT; a timing line, or a number and then a
+    timing line, opens SRT; three CTM lines are CTM; JSON (a first line that is "{" or "[",
+    or a JSON object or list) is read whole and told apart as `sniff_format` does. Tables
+    and Kaldi text look like text: give their format.
+    """
+    lines = iter(lines)
+    head: list[str] = []
+    for line in lines:
+        head.append(line)
+        if line.strip():
+            break
+    first = head[-1].strip().lstrip("\ufeff") if head else ""
+    rest = itertools.chain(head, lines)
+    if not first:
+        return "text", rest
+    if first.startswith("WEBVTT"):
+        return "vtt", rest
+    if _is_timing(first, "srt") or first.isdigit() and _is_timing(_peek(head, lines), "srt"):
+        return "srt", itertools.chain(head, lines)
+    if first in ("{", "[") or first[0] in "{[" and _is_json_container(first):
+        whole = head + list(lines)
+        return sniff_format("\n".join(whole), name), iter(whole)
+    if asr.looks_like_ctm([first]):
+        head += itertools.islice(lines, 2)
+        if asr.looks_like_ctm(head):
+            return "ctm", itertools.chain(head, lines)
+    return "text", itertools.chain(head, lines)
+
+
+def _peek(head: list[str], lines: Iterator[str]) -> str:
+    """The next line, read and kept in `head` ("" at the end)."""
+    line = next(lines, None)
+    if line is None:
+        return ""
+    head.append(line)
+    return line.strip()
+
+
+def _is_json_container(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), (dict, list))
+    except (ValueError, RecursionError):
+        return False
 
 
 def read(path: str | Path, format: str = "auto", text_key: str | None = None,
@@ -216,4 +268,4 @@ def _classify_json(values: list[tuple[int, Any]], name: str) -> str:
     raise ValueError(f"{name}:{values[0][0] if values else 1}: cannot tell which JSON "
                      f"format this is (no 'segments', 'result', 'partial', 'audio_filepath', "
                      f"'pred_text', 'chunks' or 't' key); give the format (whisper, vosk, "
-                     f"nemo, hf, sphinx)")
+                     f"nemo, hf, sphinx; or text, to restore it as text)")
