@@ -32,7 +32,7 @@ from typing import TextIO
 from punctum import formats
 from punctum.fileio import TEMP_SUFFIX, atomic_writer, printable, standard_stream
 from punctum.runtime import LONG_LINE_PART, RestoreOptions, cpu_count
-from punctum.text import LOWER, NULL, parse, separator, whitespace_tokens
+from punctum.text import separator, whitespace_tokens
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +196,7 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
         live = options.line_buffered or options.stream_lookahead is not None
         if not live:  # (a live pipe is not read ahead)
             head = list(itertools.islice(lines, _SAMPLE_LINES))
-            note_punctuated(source.name, head, punctuator.inventory, options.restore)
+            note_punctuated(source.name, head, options.restore)
             lines = itertools.chain(head, lines)
         chunks = (_stream_words(punctuator, lines, options.restore, options.stream_lookahead)
                   if options.stream_lookahead is not None else
@@ -216,7 +216,7 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
         text = "".join(source.lines) if source.line_ends else "\n".join(source.lines) + "\n"
         transcript = formats.loads(text, source.format, source.name, options.text_key)
     note_punctuated(source.name, (cue.text for cue in transcript.cues[:_SAMPLE_LINES]),
-                    punctuator.inventory, options.restore)
+                    options.restore)
     restored = formats.restore_transcript(transcript, punctuator, options.restore)
     result = formats.convert(restored, output_format)
     if options.layout is not None:
@@ -262,31 +262,35 @@ def _text_style(source: Source) -> tuple[bool, str]:
     return first.startswith(b"\xef\xbb\xbf"), "\r\n" if first.endswith(b"\r\n") else "\n"
 
 
-# An input reads as punctuated already when this share of its first words carry a mark
+# An input reads as punctuated already when this share of its first words end in a mark
 # (recogniser output without punctuation has none; written English has one on about every
-# sixth to tenth word) and some are capitalised.
+# sixth to tenth word). Dashes do not count: conversational transcripts cut words with them
+# ("I- I think").
 _PUNCTUATED_SHARE = 0.04
+_SENTENCE_MARKS = tuple(".,?!;:")
 _SAMPLE_LINES = 200  # lines (or cues) looked at
+_warned: list[str] = []  # inputs named so far in this process
 
 
-def note_punctuated(name: str, texts: Iterable[str], inventory,
-                    options: RestoreOptions) -> bool:
-    """Warn when the input already has marks and capitals (Whisper's output, a file
-    restored before): restoring replaces them unless --keep-existing. Returns whether it
-    warned."""
-    if options.keep_existing or not options.case:
+def note_punctuated(name: str, texts: Iterable[str], options: RestoreOptions) -> bool:
+    """Warn when the input already has marks (Whisper's output, a file restored before):
+    restoring replaces them unless --keep-existing. After the first warning of a process
+    (a folder of Whisper output), the others are logged at INFO level (-v). Returns whether
+    the input reads as punctuated."""
+    if options.keep_existing:
         return False
-    words = marked = capitals = 0
+    words = marked = 0
     for text in texts:
-        labelled = parse(text, inventory)
-        words += len(labelled)
-        marked += sum(post != NULL for post in labelled.post)
-        capitals += sum(case != LOWER for case in labelled.case)
-    if words < 20 or marked < _PUNCTUATED_SHARE * words or not capitals:
+        tokens = [t for t in whitespace_tokens(text) if any(c.isalnum() for c in t)]
+        words += len(tokens)
+        marked += sum(token.endswith(_SENTENCE_MARKS) for token in tokens)
+    if words < 20 or marked < _PUNCTUATED_SHARE * words:
         return False
-    log.warning("%s: already punctuated (a mark after %d%% of its first %d words); its marks "
-                "and case are replaced by the model's (--keep-existing keeps them)",
-                name, round(100 * marked / words), words)
+    level = logging.INFO if _warned else logging.WARNING
+    _warned.append(name)
+    log.log(level, "%s: already punctuated (a mark after %d%% of its first %d words); its "
+            "marks are replaced by the model's (--keep-existing keeps them)", name,
+            round(100 * marked / words), words)
     return True
 
 
@@ -308,7 +312,7 @@ def _restore_table(punctuator, source: Source, out: TextIO, options: FileOptions
     def restore(transcript: formats.Transcript) -> formats.Transcript:
         if not looked:
             looked.append(note_punctuated(source.name, (c.text for c in transcript.cues[
-                :_SAMPLE_LINES]), punctuator.inventory, options.restore))
+                :_SAMPLE_LINES]), options.restore))
         return formats.restore_transcript(transcript, punctuator, options.restore)
 
     for piece in stream_table(lines, source.format, source.name, restore, options.text_key,

@@ -400,36 +400,47 @@ def _restore_layout(args):
 def _restore_sources(args, options) -> list:
     """A batch.Source per input: the arguments, the files, or stdin."""
     from punctum.batch import Source
-    from punctum.corpora import decode_lines
 
     if args.text and args.input:
         raise ValueError("give text arguments or --input files, not both")
     default = "text" if args.format == "auto" else args.format
     if args.text:
         return [Source("<arguments>", default, iter([" ".join(args.text)]))]
+    if not args.input:
+        return [_stdin_source(args, default)]
+    if "-" in args.input and len(args.input) > 1:
+        raise ValueError("-i - (standard input) cannot be given with other inputs")
+    for path in args.input:  # fail on a missing file before any output is written
+        if os.path.isdir(path):
+            raise ValueError(f"{path}: is a folder (--input-dir restores the files under it)")
+        if path != "-" and not os.path.exists(path):
+            raise FileNotFoundError(f"{path}: no such file")
+    return [_stdin_source(args, default) if path == "-" else
+            Source(path, options.input_format_of(path)) if os.path.isfile(path) else
+            Source(path, default)  # a pipe: -i <(command)
+            for path in args.input]
+
+
+def _stdin_source(args, default: str):
+    """Standard input as a Source: gunzipped when gzip's, its format told apart by its first
+    lines when --format is auto (`formats.sniff_lines`)."""
+    from punctum.batch import Source
+    from punctum.corpora import decode_lines
+
+    stream = sys.stdin.buffer
+    if hasattr(stream, "peek") and stream.peek(2)[:2] == b"\x1f\x8b":
+        import gzip
+
+        stream = gzip.GzipFile(fileobj=stream, mode="rb")
     tables = default in ("csv", "tsv")  # formats.TABLES (not imported to parse arguments):
     # a table keeps its line endings (CR inside cells)
-    stdin_lines = (line for _, line in decode_lines(sys.stdin.buffer, "<stdin>", args.errors,
-                                                    keep_ends=tables))
-    stdin_format = default
-    if args.format == "auto" and (not args.input or "-" in args.input):
-        from punctum.formats import sniff_lines
+    lines = (line for _, line in decode_lines(stream, "<stdin>", args.errors, keep_ends=tables))
+    if args.format != "auto":
+        return Source("<stdin>", default, lines, line_ends=tables)
+    from punctum.formats import sniff_lines
 
-        stdin_format, stdin_lines = sniff_lines(stdin_lines)  # subtitles, JSON, CTM piped in
-    stdin = Source("<stdin>", stdin_format, stdin_lines, line_ends=tables)
-    if args.input:
-        if "-" in args.input and len(args.input) > 1:
-            raise ValueError("-i - (standard input) cannot be given with other inputs")
-        for path in args.input:  # fail on a missing file before any output is written
-            if os.path.isdir(path):
-                raise ValueError(f"{path}: is a folder (--input-dir restores the files "
-                                 "under it)")
-            if path != "-" and not os.path.exists(path):
-                raise FileNotFoundError(f"{path}: no such file")
-        return [stdin if path == "-" else Source(path, options.input_format_of(path))
-                if os.path.isfile(path) else Source(path, default)  # a pipe: -i <(command)
-                for path in args.input]
-    return [stdin]
+    found, lines = sniff_lines(lines)  # subtitles, JSON or CTM piped in
+    return Source("<stdin>", found, lines)
 
 
 def _check_output_suffix(target: str | None, output_format: str, name: str) -> None:

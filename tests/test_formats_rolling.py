@@ -126,7 +126,14 @@ def _srt(*cues: str) -> str:
 
 
 def test_files_that_only_look_rolled_are_left_as_written():
-    for content in [_srt("help", "help", "is anyone there"),  # one-line cues prove nothing
+    dialogue = ["i told you i would be there", "there was no way i could miss it",
+                "it was the biggest night of the year", "and everyone was going to be there",
+                "there were so many people", "people from all over the city"]
+    refrain = ["na na na na", "na na na na hey hey", "hey hey goodbye"] * 2
+    for content in [_srt(*dialogue),  # cues starting with the last word of the cue before
+                    _srt(*refrain),
+                    _srt("so what did you do", "do you remember", "remember the night we met"),
+                    _srt("help", "help", "is anyone there"),  # one-line cues prove nothing
                     _srt("<u>so</u> we plant", "so <u>we</u> plant", "so we <u>plant</u>",
                          "<u>then</u> we eat", "then <u>we</u> eat")]:  # karaoke highlights
         assert repeated_tokens(formats.loads(content, "srt")) == {}

@@ -97,24 +97,37 @@ def test_live_modes_refuse_what_they_cannot_write(capsys):
     assert "--lookahead must be None or an int >= 0" in capsys.readouterr().err
 
 
-def test_an_input_already_punctuated_is_named_once(bundled, caplog):
+def test_an_input_already_punctuated_is_named_once(bundled, caplog, monkeypatch):
+    import logging
+
+    from punctum import batch
     from punctum.batch import note_punctuated
     from punctum.runtime import RestoreOptions
 
+    monkeypatch.setattr(batch, "_warned", [])
+    caplog.set_level(logging.INFO, logger="punctum.batch")
     punctuated = ["So, what do you think? I think it's great.",
                   "We met in New York last week, and it was raining. The museum was closed."]
     plain = [line.lower().replace(",", "").replace(".", "").replace("?", "")
              for line in punctuated]
-    inventory = bundled.inventory
-    assert note_punctuated("a.txt", punctuated, inventory, RestoreOptions())
+    cut = ["yeah I I- I think that uh we- we went there and the food was- was great you know",
+           "and uh- and then we we left about ten I- I guess"]  # dashes cut words: no marks
+    assert note_punctuated("a.txt", punctuated, RestoreOptions())
+    assert [r.levelname for r in caplog.records] == ["WARNING"]
     assert "a.txt: already punctuated" in caplog.text and "--keep-existing" in caplog.text
-    assert not note_punctuated("b.txt", plain, inventory, RestoreOptions())
-    assert not note_punctuated("c.txt", punctuated, inventory,
-                               RestoreOptions(keep_existing=True))
-    out = Recorder()  # the lines looked at are restored too
-    restore_source(bundled, Source("<stdin>", "text", iter(punctuated)), out, FileOptions())
-    assert normalize(out.getvalue()) == normalize(" ".join(punctuated))
-    assert out.getvalue().count("\n") == 2
+    assert note_punctuated("b.txt", [p.lower() for p in punctuated], RestoreOptions(case=False))
+    assert [r.levelname for r in caplog.records] == ["WARNING", "INFO"]  # named once a run
+    assert not note_punctuated("c.txt", plain, RestoreOptions())
+    assert not note_punctuated("d.txt", cut, RestoreOptions())
+    assert not note_punctuated("e.txt", punctuated, RestoreOptions(keep_existing=True))
+
+
+def test_the_lines_looked_at_for_marks_are_restored_too(bundled):
+    lines = ["So, what do you think? I think it's great."] * 3
+    out = Recorder()
+    restore_source(bundled, Source("<stdin>", "text", iter(lines)), out, FileOptions())
+    assert normalize(out.getvalue()) == normalize(" ".join(lines))
+    assert out.getvalue().count("\n") == 3
 
 
 @pytest.mark.parametrize("lines, format", [
@@ -125,6 +138,8 @@ def test_an_input_already_punctuated_is_named_once(bundled, caplog):
     (['{"audio_filepath": "a.wav", "pred_text": "so"}'], "nemo"),
     (["u1 A 0.00 0.30 so", "u1 A 0.30 0.20 what"], "ctm"),
     (["", "so what do you think"], "text"),
+    (['{"text": "so what",', '  "segments": []}'], "whisper"),  # an object over lines
+    (["[1, 2]"], "text"),
     (["[music] so what"], "text"),
     (["1", "so what"], "text"),
     ([], "text"),

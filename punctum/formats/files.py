@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gzip
 import itertools
-import json
+import re
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -85,14 +85,19 @@ def sniff_format(text: str, name: str = "<string>") -> str:
     return _classify_json(values, name)
 
 
+# The start of a JSON transcript: an object (a key or its end next) or a list of objects
+# or lists; not a "[laughter]" or "{noise}" tag, nor a list of numbers or strings.
+_JSON_START = re.compile(r'(?:\{\s*(?:"|\}|$)|\[\s*(?:\{|\[|\]|$))')
+
+
 def sniff_lines(lines: Iterable[str], name: str = "<stdin>") -> tuple[str, Iterator[str]]:
     """The format of text arriving line by line (a pipe), and all its lines again.
 
     Decided from as few first lines as it takes, so that a live pipe of text is not held
     back: a line of text is text; WEBVTT opens WebVTT; a timing line, or a number and then a
-    timing line, opens SRT; three CTM lines are CTM; JSON (a first line that is "{" or "[",
-    or a JSON object or list) is read whole and told apart as `sniff_format` does. Tables
-    and Kaldi text look like text: give their format.
+    timing line, opens SRT; three CTM lines are CTM; JSON (a first line that opens an
+    object, or a list of objects: `{`, `{"text": ...`, `[{`) is read whole and told apart as
+    `sniff_format` does. Tables and Kaldi text look like text: give their format.
     """
     lines = iter(lines)
     head: list[str] = []
@@ -108,7 +113,7 @@ def sniff_lines(lines: Iterable[str], name: str = "<stdin>") -> tuple[str, Itera
         return "vtt", rest
     if _is_timing(first, "srt") or first.isdigit() and _is_timing(_peek(head, lines), "srt"):
         return "srt", itertools.chain(head, lines)
-    if first in ("{", "[") or first[0] in "{[" and _is_json_container(first):
+    if _JSON_START.match(first):
         whole = head + list(lines)
         return sniff_format("\n".join(whole), name), iter(whole)
     if asr.looks_like_ctm([first]):
@@ -125,13 +130,6 @@ def _peek(head: list[str], lines: Iterator[str]) -> str:
         return ""
     head.append(line)
     return line.strip()
-
-
-def _is_json_container(line: str) -> bool:
-    try:
-        return isinstance(json.loads(line), (dict, list))
-    except (ValueError, RecursionError):
-        return False
 
 
 def read(path: str | Path, format: str = "auto", text_key: str | None = None,

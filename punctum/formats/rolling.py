@@ -9,12 +9,14 @@ the copies, so that each word goes to the model once and every copy is written a
 it repeats; `without_repeats` drops them where a transcript becomes another format or is
 resegmented, so that each word is written once.
 
-The rule: a cue repeats the longest run of words (compared as written) that ends the cue
-before it (the last one with words) and starts it: the lines rolled up, or the words of a
-line that grows word by word (paint-on captions). A file is roll-up when at least two cues,
-and at least half of the cues that show new words, show them after words they repeat; in
-any other file nothing is a copy (a line said twice in ordinary subtitles, a karaoke cue
-repeating its line with one word highlighted, stays as written).
+The rule: a cue repeats the most whole word lines (lines holding words, compared word for
+word as written) that end the cue before it (the last one with words) and start it: the
+lines rolled up, or the line a paint-on caption grows word by word (a cue that only starts
+with the last words of a line repeats nothing: "be there" / "there was"). A file is
+roll-up when at least two cues, and at least half of the cues that show new words, show
+them after lines they repeat; in any other file nothing is a copy (a line said twice in
+ordinary subtitles, a refrain, a karaoke cue repeating its line with one word highlighted,
+stays as written).
 """
 
 from __future__ import annotations
@@ -33,19 +35,21 @@ def repeated_tokens(transcript: Transcript) -> dict[tuple[int, int], tuple[int, 
         return {}
     copies: dict[tuple[int, int], tuple[int, int]] = {}
     rolled = candidates = 0
-    previous: tuple[int, list[int]] | None = None  # a cue with words and its word tokens
+    previous: tuple[int, list[list[int]]] | None = None  # a cue with words, its word lines
     for c, cue in enumerate(transcript.cues):
-        words = [t for t, token in enumerate(cue.tokens) if token.text]
-        if not words:
+        lines = _word_lines(cue)
+        if not lines:
             continue
+        words = [t for line in lines for t in line]
         if previous is not None:
             p, before = previous
             count = _overlap(transcript.cues[p], before, cue, words)
-            for t, origin in zip(words[:count], before[len(before) - count:]):
+            origins = [t for line in before for t in line][-count:] if count else []
+            for t, origin in zip(words[:count], origins):
                 copies[(c, t)] = copies.get((p, origin), (p, origin))
             candidates += count < len(words)  # a cue that shows new words
             rolled += 0 < count < len(words)  # ... after words it repeats
-        previous = (c, words)
+        previous = (c, lines)
     return copies if rolled >= 2 and 2 * rolled >= candidates else {}
 
 
@@ -85,12 +89,30 @@ def _kept_tokens(cue: Cue, dropped: set[int]) -> tuple[Token, ...]:
     return tuple(kept)
 
 
-def _overlap(before_cue: Cue, before: list[int], cue: Cue, words: list[int]) -> int:
-    """How many of the first words of `cue` are the last words of `before_cue` (the longest
-    such run; 0 if none)."""
-    old = [before_cue.tokens[t].text for t in before[-_MAX_OVERLAP:]]
+def _overlap(before_cue: Cue, before: list[list[int]], cue: Cue, words: list[int]) -> int:
+    """How many of the first words of `cue` repeat the last word lines of `before_cue` (the
+    most lines that do, whole; 0 if none): rolled lines, or the line a paint-on cue grows."""
     new = [cue.tokens[t].text for t in words[:_MAX_OVERLAP]]
-    for count in range(min(len(old), len(new)), 0, -1):
-        if old[len(old) - count:] == new[:count]:
-            return count
-    return 0
+    old = [before_cue.tokens[t].text for line in before for t in line]
+    best, count = 0, 0
+    for line in reversed(before):  # the last line, then the last two, ...
+        count += len(line)
+        if count > len(new):
+            break
+        if old[-count:] == new[:count]:
+            best = count
+    return best
+
+
+def _word_lines(cue: Cue) -> list[list[int]]:
+    """The indexes of the tokens with words on each line of the cue (lines without words
+    left out)."""
+    lines: list[list[int]] = []
+    current: list[int] = []
+    for t, token in enumerate(cue.tokens):
+        if "\n" in token.before and current:
+            lines.append(current)
+            current = []
+        if token.text:
+            current.append(t)
+    return lines + [current] if current else lines
