@@ -432,15 +432,19 @@ def _stdin_source(args, default: str):
         import gzip
 
         stream = gzip.GzipFile(fileobj=stream, mode="rb")
-    tables = default in ("csv", "tsv")  # formats.TABLES (not imported to parse arguments):
-    # a table keeps its line endings (CR inside cells)
-    lines = (line for _, line in decode_lines(stream, "<stdin>", args.errors, keep_ends=tables))
+    # lines keep their endings where the format's reader wants them: a table's (CR inside
+    # cells), a file piped in (written back with CRLF if it has it); text's are dropped
+    tables = default in ("csv", "tsv")  # formats.TABLES (not imported to parse arguments)
+    ended = tables or args.format == "auto"
+    lines = (line for _, line in decode_lines(stream, "<stdin>", args.errors, keep_ends=ended))
     if args.format != "auto":
         return Source("<stdin>", default, lines, line_ends=tables)
     from punctum.formats import sniff_lines
 
     found, lines = sniff_lines(lines)  # subtitles, JSON or CTM piped in
-    return Source("<stdin>", found, lines)
+    if found == "text":
+        return Source("<stdin>", found, (line.rstrip("\r\n") for line in lines))
+    return Source("<stdin>", found, lines, line_ends=True)
 
 
 def _check_output_suffix(target: str | None, output_format: str, name: str) -> None:

@@ -171,3 +171,13 @@ def test_subtitles_piped_into_restore_keep_their_timings(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert out.startswith("1\n00:00:01,000 --> 00:00:02,000\n")
     assert normalize(out.split("\n")[2]) == ["so", "what", "do", "you", "think"]
+
+
+def test_subtitles_piped_in_keep_their_line_endings(capsys, monkeypatch):
+    import sys
+
+    srt = "1\r\n00:00:01,000 --> 00:00:02,000\r\nso what\r\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(srt.encode())))
+    assert main(["restore"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("1\r\n00:00:01,000 --> 00:00:02,000\r\n") and out.endswith("\r\n")
