@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import itertools
 import logging
 import math
 import os
@@ -441,10 +442,13 @@ def _stdin_source(args, default: str):
         return Source("<stdin>", default, lines, line_ends=tables)
     from punctum.formats import sniff_lines
 
+    bom = hasattr(stream, "peek") and stream.peek(3)[:3] == b"\xef\xbb\xbf"
     found, lines = sniff_lines(lines)  # subtitles, JSON or CTM piped in
     if found == "text":
         return Source("<stdin>", found, (line.rstrip("\r\n") for line in lines))
-    return Source("<stdin>", found, lines, line_ends=True)
+    # decoding dropped the byte-order mark: the reader finds it again and it is written back
+    return Source("<stdin>", found, itertools.chain(["\ufeff"] if bom else [], lines),
+                  line_ends=True)
 
 
 def _check_output_suffix(target: str | None, output_format: str, name: str) -> None:

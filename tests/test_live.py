@@ -1,6 +1,7 @@
 """Live pipes: --line-buffered answers each line as it is read; --stream reads one stream
 of words and writes each once its right context has arrived."""
 
+import gzip
 import io
 
 import pytest
@@ -173,11 +174,14 @@ def test_subtitles_piped_into_restore_keep_their_timings(capsys, monkeypatch):
     assert normalize(out.split("\n")[2]) == ["so", "what", "do", "you", "think"]
 
 
-def test_subtitles_piped_in_keep_their_line_endings(capsys, monkeypatch):
+def test_subtitles_piped_in_keep_their_bom_and_line_endings_gzipped_too(capsys, monkeypatch):
     import sys
 
-    srt = "1\r\n00:00:01,000 --> 00:00:02,000\r\nso what\r\n"
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(srt.encode())))
-    assert main(["restore"]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("1\r\n00:00:01,000 --> 00:00:02,000\r\n") and out.endswith("\r\n")
+    srt = "\ufeff1\r\n00:00:01,000 --> 00:00:02,000\r\nso what\r\n"
+    for data in (srt.encode(), gzip.compress(srt.encode())):  # a pipe: a buffered reader
+        piped = io.TextIOWrapper(io.BufferedReader(io.BytesIO(data)))
+        monkeypatch.setattr(sys, "stdin", piped)
+        assert main(["restore"]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("\ufeff1\r\n00:00:01,000 --> 00:00:02,000\r\n")
+        assert out.endswith("\r\n")
