@@ -29,7 +29,7 @@ import numpy as np
 from punctum import artifact as artifacts
 from punctum import calibration
 from punctum.fileio import atomic_writer
-from punctum.runtime import Prediction, Punctuator, _post_bias, decide_case
+from punctum.runtime import Prediction, Punctuator, _post_bias, decide_case, window_settings
 from punctum.windows import WindowConfig
 
 KIND = artifacts.ENSEMBLE_KIND
@@ -117,7 +117,9 @@ def _ensemble_meta(name: str, members: list[str], first: artifacts.Artifact) -> 
 def _load_member(artifact: artifacts.Artifact, member: str, threads: int,
                  windows: WindowConfig | None) -> Punctuator:
     """A member by folder (relative to the ensemble's) or by bundled name, without its
-    own decision biases."""
+    own decision biases, with the windows the ensemble pins for it ("member_windows" in its
+    punctum.json: a member's windows may change after the ensemble's biases were fitted)
+    unless `windows` is given."""
     local = artifact.path / member
     try:
         read = artifacts.read_artifact(local if local.is_dir() else artifacts.resolve(member))
@@ -125,6 +127,9 @@ def _load_member(artifact: artifacts.Artifact, member: str, threads: int,
         raise type(error)(f"{artifact.path}: member {member!r}: {error}") from None
     if read.meta.get("kind") == KIND:
         raise ValueError(f"{artifact.path}: member {member!r} is itself an ensemble")
+    pinned = (artifact.meta.get("member_windows") or {}).get(member)
+    if windows is None and pinned is not None:  # as when the ensemble's biases were fitted
+        windows = window_settings(pinned, artifact, f"member_windows.{member}")
     return Punctuator(read, threads, windows, post_bias={})
 
 

@@ -745,13 +745,20 @@ def _windows_per_call(artifact: artifacts.Artifact) -> int | None:
 
 def _window_config(artifact: artifacts.Artifact) -> WindowConfig:
     """The artifact's windows; a bad value is an error naming its punctum.json."""
-    settings = artifact.meta["windows"]
+    return window_settings(artifact.meta["windows"], artifact, "windows")
+
+
+def window_settings(settings, artifact: artifacts.Artifact, key: str) -> WindowConfig:
+    """A WindowConfig from punctum.json's `settings` (size, left, right, strategy) found
+    under `key`; a bad value is an error naming the file and the key."""
     try:
         return WindowConfig(size=settings["size"], left=settings["left"],
                             right=settings["right"],
                             strategy=settings.get("strategy", "double_overlap"))
-    except ValueError as error:
-        message = str(error).replace("WindowConfig.", "windows.")
+    except (KeyError, TypeError, AttributeError, ValueError) as error:
+        message = str(error).replace("WindowConfig.", f"{key}.")
+        if not isinstance(error, ValueError):
+            message = f"{key} must be an object with size, left and right ({error!r})"
         raise ValueError(f"{artifact.path / artifacts.ARTIFACT_FILE}: {message}") from None
 
 

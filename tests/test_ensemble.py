@@ -110,3 +110,21 @@ def test_an_ensemble_never_replaces_a_model_folder(pair, tiny_artifact, tmp_path
     capsys.readouterr()
     assert main(["ensemble", "en-tiny", str(member), "--out", str(again)]) == 2
     assert "fitted decision biases" in capsys.readouterr().err
+
+
+def test_an_ensemble_pins_its_members_windows(pair, tmp_path):
+    from punctum.artifact import update_meta
+    from punctum.windows import WindowConfig
+
+    pinned = tmp_path / "pinned"
+    shutil.copytree(pair, pinned)
+    update_meta(pinned, {"member_windows": {"en-tiny": {"size": 64, "left": 8, "right": 4}}})
+    members = Punctuator.load(pinned, threads=1).members
+    assert members[1].windows == WindowConfig(64, 8, 4)
+    assert members[0].windows == Punctuator.load(members[0].artifact.path).windows  # its own
+    given = Punctuator.load(pinned, threads=1, windows=WindowConfig(32, 4, 2))
+    assert {m.windows for m in given.members} == {WindowConfig(32, 4, 2)}  # given wins
+    assert Punctuator.load("en-ensemble").members[1].windows == WindowConfig(400, 16, 8)
+    update_meta(pinned, {"member_windows": {"en-tiny": {"size": 64}}})
+    with pytest.raises(ValueError, match=r"pinned/punctum.json: member_windows.en-tiny must be"):
+        Punctuator.load(pinned)
