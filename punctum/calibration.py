@@ -90,11 +90,14 @@ def micro_f1(hyp: np.ndarray, ref: np.ndarray) -> float:
 
 def fit_post_bias(probs: np.ndarray, ref: np.ndarray, labels: Sequence[str],
                   scored_as: Sequence[int] | None = None, fixed: Collection[str] = (),
-                  grid: Sequence[float] = DEFAULT_GRID, sweeps: int = 3) -> BiasFit:
+                  grid: Sequence[float] = DEFAULT_GRID, sweeps: int = 3,
+                  starts: Sequence[Mapping[str, float]] = ()) -> BiasFit:
     """Fit per-label offsets that maximise overall F1 on a dev set.
 
     Coordinate ascent: each non-null label in turn takes the grid value that gives the
     best F1 with the others fixed; `sweeps` rounds; an offset changes only when F1 rises.
+    It starts from no offsets and from each of `starts` (e.g. the model's offsets before a
+    change), and keeps the best end: ascent from one start can stop at a local optimum.
     Labels in `fixed` keep offset 0: pass those the dev set scores as another label
     (EXCLAMATION as PERIOD), since raising them would only trade "." for "!".
 
@@ -121,8 +124,20 @@ def fit_post_bias(probs: np.ndarray, ref: np.ndarray, labels: Sequence[str],
     if not (ref != 0).any():
         raise ValueError("the dev set has no marks to fit biases on")
     fitted = [k for k in range(1, len(labels)) if labels[k] not in fixed]
-    bias = np.zeros(len(labels), dtype=np.float32)
-    before = best = f1_of(bias)
+    before = f1_of(np.zeros(len(labels), dtype=np.float32))
+    ends = [_ascend(f1_of, start, fitted, grid, sweeps)
+            for start in [np.zeros(len(labels), dtype=np.float32)]
+            + [bias_vector(labels, {k: v for k, v in s.items() if k not in fixed})
+               for s in starts]]
+    best, bias = max(ends, key=lambda end: end[0])  # the first on a tie: no offsets
+    offsets = {label: round(float(b), 4) for label, b in zip(labels[1:], bias[1:])}
+    return BiasFit(offsets, before, best, len(ref))
+
+
+def _ascend(f1_of, bias: np.ndarray, fitted: list[int], grid: Sequence[float],
+            sweeps: int) -> tuple[float, np.ndarray]:
+    """(F1, offsets) where coordinate ascent from `bias` stops."""
+    best = f1_of(bias)
     for _ in range(sweeps):
         changed = False
         for k in fitted:
@@ -134,18 +149,18 @@ def fit_post_bias(probs: np.ndarray, ref: np.ndarray, labels: Sequence[str],
                     best, bias, changed = score, trial, True
         if not changed:
             break
-    offsets = {label: round(float(b), 4) for label, b in zip(labels[1:], bias[1:])}
-    return BiasFit(offsets, before, best, len(ref))
+    return best, bias
 
 
 
-def fit_on_dev(punctuator, dev) -> BiasFit:
+def fit_on_dev(punctuator, dev, starts: Sequence[Mapping[str, float]] = ()) -> BiasFit:
     """Fit a model's offsets on a punctuated dev file.
 
     Args:
         punctuator: a `runtime.Punctuator` loaded without offsets (`post_bias={}`).
         dev: an `evaluation.ScoredFile` (`evaluation.load_scored`). Che's files are scored
             in their own labels (EXCLAMATION as PERIOD, whose offset then stays 0).
+        starts: offsets to start the ascent from too (`fit_post_bias`).
 
     Raises:
         ValueError: the dev file has no words or no marks, or labels the model lacks.
@@ -160,7 +175,7 @@ def fit_on_dev(punctuator, dev) -> BiasFit:
     ref = np.asarray([_index(scoring, label) for label in dev.labelled.post])
     probs = _dev_probs(punctuator, dev.labelled.words, dev.is_final)
     return fit_post_bias(probs, ref, labels, scored_as,
-                         fixed=set(CHE_LABEL_MAP) if che else set())
+                         fixed=set(CHE_LABEL_MAP) if che else set(), starts=starts)
 
 
 def _dev_probs(punctuator, words: Sequence[str], is_final: np.ndarray) -> np.ndarray:

@@ -663,7 +663,9 @@ def _run_calibrate(args) -> int:
     read_artifact(folder)
     punctuator = Punctuator.load(folder, threads=args.threads, post_bias={})
     dev = load_scored(args.dev, args.dev_format, punctuator.inventory)
-    fit = fit_on_dev(punctuator, dev)
+    decision = punctuator.artifact.meta.get("decision") or {}
+    own = decision.get("post_bias") if isinstance(decision, dict) else None
+    fit = fit_on_dev(punctuator, dev, starts=[own] if isinstance(own, dict) else [])
     print(f"{fit.words:,} dev words: overall punctuation F1 {fit.f1_before * 100:.2f} -> "
           f"{fit.f1_after * 100:.2f} with biases "
           + ", ".join(f"{label} {value:+.2f}" for label, value in fit.bias.items()))

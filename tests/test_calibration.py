@@ -210,3 +210,16 @@ def test_the_dev_score_is_the_score_of_restoring_its_lines(tiny_artifact, tmp_pa
                                                        for line in lines])) + "\n")
     scores = evaluate_files(dev, hyp, EvalOptions())
     assert fit.f1_before == pytest.approx(scores.punct.overall.f1)
+
+
+def test_the_ascent_also_starts_from_given_offsets_and_keeps_the_best_end():
+    rng = np.random.default_rng(3)
+    labels = ("O", "COMMA", "PERIOD", "QUESTION")
+    probs = rng.dirichlet([4, 1, 1, 0.3], size=400)
+    ref = np.where(rng.random(400) < 0.7, probs.argmax(-1), rng.integers(0, 4, 400))
+    start = {"COMMA": 0.9, "PERIOD": -0.4, "QUESTION": 1.7}
+    alone = fit_post_bias(probs, ref, labels)
+    both = fit_post_bias(probs, ref, labels, starts=[start])
+    at_start = micro_f1((np.log(probs) + bias_vector(labels, start)).argmax(-1), ref)
+    assert both.f1_after >= max(alone.f1_after, at_start)
+    assert both.f1_before == alone.f1_before  # still measured without offsets
