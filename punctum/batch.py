@@ -158,12 +158,15 @@ class Source:
         format: one of `formats.FORMATS` (resolved, not "auto").
         lines: the input's lines (stdin, command-line text), or None to read the file `name`.
         line_ends: whether `lines` keep their line endings (a table read from stdin).
+        bom: whether `lines` came after a byte-order mark (decoding drops it; it is
+            written back).
     """
 
     name: str
     format: str
     lines: Iterable[str] | None = None
     line_ends: bool = False
+    bom: bool = False
 
 
 def output_name(name: str, input_format: str, output_format: str,
@@ -214,6 +217,7 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
         transcript = formats.read(source.name, source.format, options.text_key, options.errors)
     else:
         text = "".join(source.lines) if source.line_ends else "\n".join(source.lines) + "\n"
+        text = ("\ufeff" if source.bom else "") + text  # the reader finds it and writes it
         transcript = formats.loads(text, source.format, source.name, options.text_key)
     note_punctuated(source.name, (cue.text for cue in transcript.cues[:_SAMPLE_LINES]),
                     options.restore)
@@ -251,7 +255,7 @@ def _text_style(source: Source) -> tuple[bool, str]:
     """(byte-order mark, line ending) of a text file, written back alike: CRLF when its
     first line ends so (the file is read line by line, so the first line decides)."""
     if source.lines is not None or not os.path.isfile(source.name):  # a pipe is read once
-        return False, "\n"
+        return source.bom, "\n"
     from punctum.corpora import open_binary
 
     try:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import itertools
 import logging
 import math
 import os
@@ -437,18 +436,16 @@ def _stdin_source(args, default: str):
     # cells), a file piped in (written back with CRLF if it has it); text's are dropped
     tables = default in ("csv", "tsv")  # formats.TABLES (not imported to parse arguments)
     ended = tables or args.format == "auto"
+    bom = hasattr(stream, "peek") and stream.peek(3)[:3] == b"\xef\xbb\xbf"
     lines = (line for _, line in decode_lines(stream, "<stdin>", args.errors, keep_ends=ended))
     if args.format != "auto":
-        return Source("<stdin>", default, lines, line_ends=tables)
+        return Source("<stdin>", default, lines, line_ends=tables, bom=bom)
     from punctum.formats import sniff_lines
 
-    bom = hasattr(stream, "peek") and stream.peek(3)[:3] == b"\xef\xbb\xbf"
     found, lines = sniff_lines(lines)  # subtitles, JSON or CTM piped in
     if found == "text":
-        return Source("<stdin>", found, (line.rstrip("\r\n") for line in lines))
-    # decoding dropped the byte-order mark: the reader finds it again and it is written back
-    return Source("<stdin>", found, itertools.chain(["\ufeff"] if bom else [], lines),
-                  line_ends=True)
+        return Source("<stdin>", found, (line.rstrip("\r\n") for line in lines), bom=bom)
+    return Source("<stdin>", found, lines, line_ends=True, bom=bom)
 
 
 def _check_output_suffix(target: str | None, output_format: str, name: str) -> None:

@@ -203,15 +203,16 @@ def test_restore_cli_streams_a_table_keeping_its_bom_and_line_ends(tmp_path, tin
     assert not (tmp_path / "b.csv").exists()  # nothing half written
 
 
-def test_a_table_from_stdin_keeps_its_line_ends(tiny_artifact, capsys, monkeypatch):
+def test_a_table_from_stdin_keeps_its_bom_and_line_ends(tiny_artifact, capsys, monkeypatch):
     import io
     import sys
 
-    data = b'id,note,text\r\n1,"a\r\nb",so what\r\n'
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    data = '\ufeffid,note,text\r\n1,"a\r\nb",so what\r\n'.encode()
+    piped = io.TextIOWrapper(io.BufferedReader(io.BytesIO(data)))  # a pipe: it can peek
+    monkeypatch.setattr(sys, "stdin", piped)
     assert main(["restore", "--format", "csv", "-m", str(tiny_artifact)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith('id,note,text\r\n1,"a\r\nb",') and out.endswith("\r\n")
+    assert out.startswith('\ufeffid,note,text\r\n1,"a\r\nb",') and out.endswith("\r\n")
 
 
 def test_the_delimiter_is_found_past_line_breaks_inside_quoted_cells():
