@@ -425,13 +425,9 @@ def _stdin_source(args, default: str):
     """Standard input as a Source: gunzipped when gzip's, its format told apart by its first
     lines when --format is auto (`formats.sniff_lines`)."""
     from punctum.batch import Source
-    from punctum.corpora import decode_lines
+    from punctum.corpora import decode_lines, gunzipped
 
-    stream = sys.stdin.buffer
-    if hasattr(stream, "peek") and stream.peek(2)[:2] == b"\x1f\x8b":
-        import gzip
-
-        stream = gzip.GzipFile(fileobj=stream, mode="rb")
+    stream = gunzipped(sys.stdin.buffer)
     # lines keep their endings where the format's reader wants them: a table's (CR inside
     # cells), a file piped in (written back with CRLF if it has it); text's are dropped
     tables = default in ("csv", "tsv")  # formats.TABLES (not imported to parse arguments)

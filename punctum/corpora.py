@@ -46,10 +46,15 @@ def open_binary(path: str | Path) -> io.BufferedIOBase:
         raise FileNotFoundError(f"{path}: no such file")
     if path.is_dir():
         raise ValueError(f"{path}: is a directory, expected a file")
-    handle = open(path, "rb")
-    if handle.peek(2)[:2] != b"\x1f\x8b":
+    return gunzipped(open(path, "rb"))
+
+
+def gunzipped(handle: io.BufferedReader) -> io.BufferedIOBase:
+    """`handle`, read through gzip when its first bytes are gzip's (known by peeking, so a
+    pipe is read once); closing the gzip reader closes `handle`."""
+    if not hasattr(handle, "peek") or handle.peek(2)[:2] != b"\x1f\x8b":
         return handle
-    return _GzipReader(fileobj=handle, mode="rb")  # not reopened: a pipe is read once
+    return _GzipReader(fileobj=handle, mode="rb")
 
 
 class _GzipReader(gzip.GzipFile):

@@ -398,10 +398,8 @@ class Punctuator:
                                          pauses=pauses if options.pauses else None)
         results = []
         for given, prediction in zip(inputs, predictions):
-            labelled = merge_labels(given, prediction, options, self.inventory.abbreviations)
-            if options.close_text:
-                labelled = close_text(labelled, prediction, self.inventory, self.post_bias)
-            labelled = open_sentences(labelled, self.inventory)  # Spanish ¿ ¡
+            labelled = written_labels(given, prediction, options, self.inventory,
+                                      self.post_bias)
             sentence_case = options.sentence_case and options.case
             text = render(labelled, self.inventory, lexicon=self.artifact.lexicon,
                           sentence_case=sentence_case)
@@ -562,6 +560,17 @@ def _check_texts(texts) -> None:
     """A list of texts, not one str (whose characters would each be restored as a text)."""
     if isinstance(texts, str):
         raise TypeError("expected a list of texts, got one str (use restore(text) for one)")
+
+
+def written_labels(given: Labelled, prediction: Prediction, options: RestoreOptions,
+                   inventory, post_bias: np.ndarray | None = None) -> Labelled:
+    """A whole text's labels as written: the model's merged with the input's as the options
+    say (`merge_labels`), the text closed with a sentence-final mark (`close_text`, unless
+    options.close_text is off) and its sentences opened where the language does (¿ ¡)."""
+    labelled = merge_labels(given, prediction, options, inventory.abbreviations)
+    if options.close_text:
+        labelled = close_text(labelled, prediction, inventory, post_bias)
+    return open_sentences(labelled, inventory)
 
 
 def close_text(labelled: Labelled, prediction: Prediction, inventory,

@@ -41,8 +41,7 @@ _SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".txt": "text", ".ctm": "ctm", ".csv"
 
 def detect_format(path: str | Path) -> str:
     """The format of a file, by its extension (.srt, .vtt, .txt, .ctm, .csv, .tsv, also
-    before .gz) or
-    else by its content (gzip's decompressed).
+    before .gz) or else by its content (gzip's decompressed).
 
     JSON content is told apart by its keys: "segments" (Whisper), "result", "partial" or a
     lone "text" (Vosk), "audio_filepath" or "pred_text" (NeMo manifest), "chunks" (a

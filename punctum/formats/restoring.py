@@ -20,8 +20,8 @@ from punctum.formats.transcript import (
     encode_like,
     needs_space,
 )
-from punctum.runtime import RestoreOptions, close_text, merge_labels
-from punctum.text import Labelled, open_sentences, parse, render
+from punctum.runtime import RestoreOptions, written_labels
+from punctum.text import Labelled, parse, render
 
 # Markup that separates words as whitespace does: line-break tags (references to spaces,
 # &nbsp; among them, are read by `_separates`).
@@ -178,7 +178,8 @@ def restore_transcript(transcript: Transcript, punctuator,
                                            **timing)
     texts: dict[tuple[int, int], str] = {}
     for doc, labelled, prediction in zip(documents, given, predictions):
-        labelled = _final_labels(labelled, prediction, punctuator, options)
+        labelled = written_labels(labelled, prediction, options, inventory,
+                                  getattr(punctuator, "post_bias", None))
         keys = [(c, t) for c in doc for t in range(len(parsed[c]))]
         counts = [len(parsed[c][t]) for c, t in keys]
         rendered = _render_tokens(labelled, counts, punctuator, options)
@@ -189,18 +190,6 @@ def restore_transcript(transcript: Transcript, punctuator,
         texts = {(c, t): encode_like(text, original.cues[c].tokens[t].text)
                  for (c, t), text in texts.items()}
     return _with_texts(original, texts)
-
-
-def _final_labels(labelled: Labelled, prediction, punctuator,
-                  options: RestoreOptions) -> Labelled:
-    """A text's labels as written: the model's merged with the input's (options), the text
-    closed with a sentence-final mark, Spanish sentences opened (¿ ¡)."""
-    inventory = punctuator.inventory
-    labelled = merge_labels(labelled, prediction, options, inventory.abbreviations)
-    if options.close_text:
-        labelled = close_text(labelled, prediction, inventory,
-                              getattr(punctuator, "post_bias", None))
-    return open_sentences(labelled, inventory)
 
 
 def _share_word_pieces(texts: dict[tuple[int, int], str], groups: list[list[list[int]]],

@@ -97,8 +97,7 @@ def read_table(text: str, name: str, meta: dict, format: str,
         return Transcript(format, (), {**meta, "table": table})
     column = _text_column(rows[header].cells, text_key, f"{name}:{_line(rows, header)}")
     table = Table(tuple(rows), header, column, reader.delimiter, reader.quoted)
-    cues = tuple(Cue(None, None, split_tokens(_cell(rows[i].cells, column)))
-                 for i in table.data_rows())
+    cues = tuple(_row_cue(rows[i], column) for i in table.data_rows())
     return Transcript(format, cues, {**meta, "table": table, "text_key": table.names[column]})
 
 
@@ -144,8 +143,7 @@ def _restored_chunk(table: Table, rows: list[Row], format: str,
                     restore: Callable[[Transcript], Transcript], target: int,
                     new_column: bool) -> Iterator[str]:
     """The rows' text with each data row's text restored (one `restore` call for all)."""
-    cues = tuple(Cue(None, None, split_tokens(_cell(row.cells, table.column)))
-                 for row in rows if row.cells)
+    cues = tuple(_row_cue(row, table.column) for row in rows if row.cells)
     restored = iter(restore(Transcript(format, cues)).cues if cues else ())
     for row in rows:
         yield (_restored_row(table, row, next(restored), target, new_column) if row.cells
@@ -265,6 +263,11 @@ def _text_column(names: tuple[str, ...], text_key: str | None, where: str) -> in
 def _line(rows: list[Row], index: int) -> int:
     """The line number (from 1) where row `index` starts."""
     return 1 + sum(row.raw.count("\n") for row in rows[:index])
+
+
+def _row_cue(row: Row, column: int) -> Cue:
+    """A data row as a cue: the tokens of its text cell."""
+    return Cue(None, None, split_tokens(_cell(row.cells, column)))
 
 
 def _cell(cells: tuple[str, ...], column: int) -> str:
