@@ -31,6 +31,7 @@ from typing import TextIO
 
 from punctum import formats
 from punctum.fileio import TEMP_SUFFIX, atomic_writer, printable, standard_stream
+from punctum.formats.annotations import words_outside
 from punctum.runtime import LONG_LINE_PART, RestoreOptions, cpu_count
 from punctum.text import separator, whitespace_tokens
 
@@ -285,7 +286,8 @@ def note_punctuated(name: str, texts: Iterable[str], options: RestoreOptions) ->
         return False
     words = marked = 0
     for text in texts:
-        tokens = [t for t in whitespace_tokens(text) if any(c.isalnum() for c in t)]
+        written = words_outside(text) if options.annotations else whitespace_tokens(text)
+        tokens = [t for t in written if any(c.isalnum() for c in t)]
         words += len(tokens)
         marked += sum(token.endswith(_SENTENCE_MARKS) for token in tokens)
     if words < 20 or marked < _PUNCTUATED_SHARE * words:
@@ -338,8 +340,9 @@ def _restore_lines(punctuator, lines: Iterable[str], options: RestoreOptions,
     read before the first of them is given); blank lines stay blank. Every line's last
     chunk ends with a newline."""
     if not as_json:
-        for line in punctuator.restore_lines(lines, options, chunk_lines):
-            yield line + "\n"
+        for chunk in _chunks(lines, chunk_lines):
+            for line in formats.restore_lines(punctuator, chunk, options):
+                yield line + "\n"
         return
     for line in lines:
         if punctuator.is_long_line(line):
@@ -347,6 +350,13 @@ def _restore_lines(punctuator, lines: Iterable[str], options: RestoreOptions,
             continue
         result = punctuator.restore_detailed([line], options)[0]
         yield json.dumps(result.to_dict(), ensure_ascii=False) + "\n"
+
+
+def _chunks(items: Iterable[str], size: int) -> Iterator[list[str]]:
+    """Lists of `size` items (the last shorter), read lazily."""
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
 
 
 def _stream_words(punctuator, lines: Iterable[str], options: RestoreOptions,

@@ -178,6 +178,10 @@ def _add_restore_options(parser) -> None:
     parser.add_argument("--no-pauses", action="store_true",
                         help="do not give a pause-aware model the pauses from word or cue "
                              "timings (text alone)")
+    parser.add_argument("--no-annotations", action="store_true",
+                        help="read speaker labels (JOHN:), dialogue dashes, >>, [sound "
+                             "descriptions] and line-start timestamps as words (default: "
+                             "kept as written, and a speaker's turn starts a sentence)")
     parser.add_argument("--threads", type=_at_least(0), default=0,
                         help="ONNX Runtime threads (per worker for folders; default: the "
                              "cores, shared among workers)")
@@ -319,7 +323,8 @@ def _restore_options(args):
     from punctum.runtime import RestoreOptions
 
     return RestoreOptions(case=not args.no_case, keep_existing=args.keep_existing,
-                          pauses=not getattr(args, "no_pauses", False))
+                          pauses=not getattr(args, "no_pauses", False),
+                          annotations=not getattr(args, "no_annotations", False))
 
 
 def _file_options(args):

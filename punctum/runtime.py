@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -77,6 +77,10 @@ class RestoreOptions:
         batch_size: windows per ONNX Runtime call at most (see also BATCH_SUBWORDS).
         pauses: give a PauseAware model the pauses between words where the input has word
             or cue timings (`formats.restore_transcript`); False: text alone.
+        annotations: transcripts and text files (`formats`, not `Punctuator.restore`):
+            speaker labels ("JOHN:"), dialogue dashes, ">>", [sound descriptions] and
+            timestamps are kept out of the model and written as they are, and a speaker's
+            turn starts a sentence (`formats.annotations`); False: they are read as words.
     """
 
     case: bool = True
@@ -85,6 +89,7 @@ class RestoreOptions:
     close_text: bool = True
     batch_size: int = 16
     pauses: bool = True
+    annotations: bool = True
 
     def __post_init__(self) -> None:
         if not 1 <= self.batch_size <= 1024:
@@ -563,33 +568,43 @@ def _check_texts(texts) -> None:
 
 
 def written_labels(given: Labelled, prediction: Prediction, options: RestoreOptions,
-                   inventory, post_bias: np.ndarray | None = None) -> Labelled:
+                   inventory, post_bias: np.ndarray | None = None,
+                   sentence_ends: Collection[int] = ()) -> Labelled:
     """A whole text's labels as written: the model's merged with the input's as the options
     say (`merge_labels`), the text closed with a sentence-final mark (`close_text`, unless
-    options.close_text is off) and its sentences opened where the language does (¿ ¡)."""
+    options.close_text is off), as are the words of `sentence_ends` (indexes of words a
+    speaker's turn follows), and its sentences opened where the language does (¿ ¡)."""
     labelled = merge_labels(given, prediction, options, inventory.abbreviations)
     if options.close_text:
-        labelled = close_text(labelled, prediction, inventory, post_bias)
+        labelled = close_text(labelled, prediction, inventory, post_bias, sentence_ends)
     return open_sentences(labelled, inventory)
 
 
 def close_text(labelled: Labelled, prediction: Prediction, inventory,
-               post_bias: np.ndarray | None = None) -> Labelled:
-    """Give the last word the most probable sentence-final mark if it has none.
+               post_bias: np.ndarray | None = None,
+               sentence_ends: Collection[int] = ()) -> Labelled:
+    """Give the last word (and the words of `sentence_ends`) the most probable
+    sentence-final mark where it has none.
 
     Args:
         post_bias: (n_post,) decision biases added to the log-probabilities, as for the
             other words (None: none), so that `punctum calibrate` fits what restore does.
+        sentence_ends: indexes of other words that end a sentence (a turn follows them).
     """
-    if not len(labelled) or labelled.post[-1] in inventory.sentence_final:
+    ends = sorted({i for i in sentence_ends if 0 <= i < len(labelled)}
+                  | ({len(labelled) - 1} if len(labelled) else set()))
+    open_ends = [i for i in ends if labelled.post[i] not in inventory.sentence_final]
+    if not open_ends:
         return labelled
     finals = [i for i, label in enumerate(prediction.post_labels)
               if label in inventory.sentence_final]
-    scores = np.log(np.maximum(prediction.post_probs[-1], 1e-30))
-    if post_bias is not None:
-        scores = scores + post_bias
-    best = prediction.post_labels[max(finals, key=lambda i: scores[i])]
-    return replace(labelled, post=labelled.post[:-1] + (best,))
+    post = list(labelled.post)
+    for i in open_ends:
+        scores = np.log(np.maximum(prediction.post_probs[i], 1e-30))
+        if post_bias is not None:
+            scores = scores + post_bias
+        post[i] = prediction.post_labels[max(finals, key=lambda k: scores[k])]
+    return replace(labelled, post=tuple(post))
 
 
 class Stream:

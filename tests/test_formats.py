@@ -329,7 +329,7 @@ def test_context_flows_across_cues():
     assert [c.text for c in restored.cues] == [
         "So, what do you",
         "<i>think about it?</i> I think\nit is great.",
-        "- Well, we see\n- a boat."]
+        "- Well, we see.\n- A boat."]  # the second dash: another speaker, a new sentence
     assert len(punctuator.calls) == 1  # the whole file is one word sequence
 
 

@@ -53,7 +53,7 @@ from punctum.formats.files import (
     write,
 )
 from punctum.formats.resegment import ResegmentOptions, resegment
-from punctum.formats.restoring import convert, restore_transcript, word_pauses
+from punctum.formats.restoring import convert, restore_lines, restore_transcript, word_pauses
 from punctum.formats.rolling import without_repeats
 from punctum.formats.subtitles import format_time
 from punctum.formats.transcript import (
@@ -73,6 +73,6 @@ from punctum.formats.transcript import (
 __all__ = ["EXTENSIONS", "FORMATS", "INDEPENDENT_CUES", "KEYED", "SUBTITLES", "TABLES",
            "UNTIMED", "Cue",
            "ResegmentOptions", "Token", "Transcript", "convert", "detect_format", "dumps",
-           "format_time", "loads", "read", "resegment", "restore_transcript", "sniff_format",
-           "sniff_lines",
+           "format_time", "loads", "read", "resegment", "restore_lines", "restore_transcript",
+           "sniff_format", "sniff_lines",
            "split_tokens", "without_repeats", "word_pauses", "write"]

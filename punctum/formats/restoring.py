@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
 import numpy as np
 
+from punctum.formats.annotations import NONE, Annotations, annotated_cue, find_annotations
 from punctum.formats.rolling import repeated_tokens, without_repeats
 from punctum.formats.transcript import (
     INDEPENDENT_CUES,
@@ -136,6 +137,22 @@ def _separates(gap: str) -> bool:
 
 # ----------------------------------------------------------------------------- restoring
 
+def restore_lines(punctuator, lines: Sequence[str], options: RestoreOptions) -> Iterator[str]:
+    """Restored lines of text, each its own text (`Punctuator.restore_lines`), except that a
+    line holding annotations (`annotations`: "agent: hello [laughs]") is restored as a cue of
+    a text transcript, so that they stay as written. Very long lines are plain text."""
+    cues = [None if not options.annotations or punctuator.is_long_line(line)
+            else annotated_cue(line) for line in lines]
+    plain = [line for line, cue in zip(lines, cues) if cue is None]
+    restored_plain = punctuator.restore_lines(plain, options, max(len(plain), 1))
+    annotated = tuple(cue for cue in cues if cue is not None)
+    restored_cues = iter(restore_transcript(Transcript("text", annotated), punctuator,
+                                            options).cues if annotated else ())
+    for cue in cues:
+        yield next(restored_plain) if cue is None else next(restored_cues).text
+
+
+
 def restore_transcript(transcript: Transcript, punctuator,
                        options: RestoreOptions | None = None) -> Transcript:
     """Restore punctuation and casing of every token, with context across cues.
@@ -165,10 +182,13 @@ def restore_transcript(transcript: Transcript, punctuator,
     copies = repeated_tokens(transcript)  # roll-up captions: each word to the model once
     original, transcript = transcript, _without(transcript, copies)
     model_text = decode_references if subtitles else str
-    groups = [_word_groups(cue, inventory.word_unit == "word") for cue in transcript.cues]
+    notes = [find_annotations(cue.tokens) if options.annotations else NONE
+             for cue in transcript.cues]
+    groups = [_word_groups(cue, inventory.word_unit == "word", note.kept_out)
+              for cue, note in zip(transcript.cues, notes)]
     cache: dict[str, Labelled] = {}
-    parsed = [_parse_groups(cue, cue_groups, inventory, model_text, cache)
-              for cue, cue_groups in zip(transcript.cues, groups)]
+    parsed = [_parse_groups(cue, cue_groups, inventory, model_text, cache, note.kept_out)
+              for cue, cue_groups, note in zip(transcript.cues, groups, notes)]
     documents = [d for d in _documents(transcript) if any(len(p) for c in d for p in parsed[c])]
     given = [_concat([p for c in doc for p in parsed[c]]) for doc in documents]
     timing = {}
@@ -179,7 +199,8 @@ def restore_transcript(transcript: Transcript, punctuator,
     texts: dict[tuple[int, int], str] = {}
     for doc, labelled, prediction in zip(documents, given, predictions):
         labelled = written_labels(labelled, prediction, options, inventory,
-                                  getattr(punctuator, "post_bias", None))
+                                  getattr(punctuator, "post_bias", None),
+                                  _turn_ends(doc, parsed, notes))
         keys = [(c, t) for c in doc for t in range(len(parsed[c]))]
         counts = [len(parsed[c][t]) for c, t in keys]
         rendered = _render_tokens(labelled, counts, punctuator, options)
@@ -190,6 +211,18 @@ def restore_transcript(transcript: Transcript, punctuator,
         texts = {(c, t): encode_like(text, original.cues[c].tokens[t].text)
                  for (c, t), text in texts.items()}
     return _with_texts(original, texts)
+
+
+def _turn_ends(doc: list[int], parsed: list[list[Labelled]],
+               notes: list[Annotations]) -> list[int]:
+    """Indexes (within the words of the cues `doc`) of the words a speaker's turn follows."""
+    ends, position = [], 0
+    for c in doc:
+        for t, words in enumerate(parsed[c]):
+            if t in notes[c].turns and position:
+                ends.append(position - 1)
+            position += len(words)
+    return ends
 
 
 def _share_word_pieces(texts: dict[tuple[int, int], str], groups: list[list[list[int]]],
@@ -212,18 +245,20 @@ def _without(transcript: Transcript, tokens: dict[tuple[int, int], tuple[int, in
     return _with_texts(transcript, dict.fromkeys(tokens, ""))
 
 
-def _word_groups(cue: Cue, spaced_words: bool = True) -> list[list[int]]:
+def _word_groups(cue: Cue, spaced_words: bool = True,
+                 kept_out: frozenset[int] = frozenset()) -> list[list[int]]:
     """Token indexes of each written word. A JSON word record with nothing before it
     continues the word before, where the cue's records carry their spaces (Whisper splits
     " $1" ",000." and " Don" "'t"); WhisperX's records carry none, and each is a word.
     In subtitle text, a tag between two letters or digits of a word ("<i>hel</i>lo",
     "caf<i>&eacute;</i>") does not split it, in languages written with spaces between words
-    (`spaced_words`)."""
+    (`spaced_words`). Annotations (`kept_out`) are groups of their own."""
     spaced = _carry_spaces(cue.tokens)
     groups: list[list[int]] = []
     for t, token in enumerate(cue.tokens):
         previous = cue.tokens[t - 1] if t else None
-        if previous is not None and previous.text and token.text and (
+        if previous is not None and previous.text and token.text and not (
+                {t - 1, t} & kept_out) and (
                 (spaced and not previous.after and not token.before) if token.extra
                 else spaced_words and _tagged_piece(previous, token)):
             groups[-1].append(t)
@@ -242,9 +277,11 @@ def _tagged_piece(previous: Token, token: Token) -> bool:
 
 
 def _parse_groups(cue: Cue, groups: list[list[int]], inventory, model_text,
-                  cache: dict[str, Labelled] | None = None) -> list[Labelled]:
-    """Per token, its words: a group's words on its first token, none on the others
-    (`cache`: text -> parse, shared by the cues of a file, whose words repeat)."""
+                  cache: dict[str, Labelled] | None = None,
+                  kept_out: frozenset[int] = frozenset()) -> list[Labelled]:
+    """Per token, its words: a group's words on its first token, none on the others nor on
+    annotations (`kept_out`; `cache`: text -> parse, shared by the cues of a file, whose
+    words repeat)."""
     cache = {} if cache is None else cache
 
     def parsed_text(text: str) -> Labelled:
@@ -254,6 +291,9 @@ def _parse_groups(cue: Cue, groups: list[list[int]], inventory, model_text,
 
     parsed = []
     for group in groups:
+        if group[0] in kept_out:
+            parsed.append(parsed_text(""))
+            continue
         parsed.append(parsed_text("".join(cue.tokens[t].text for t in group)))
         parsed.extend(parsed_text("") for _ in group[1:])
     return parsed

@@ -53,6 +53,10 @@ class RestoreRequest(BaseModel):
     model: str | None = Field(None, description="a loaded model (default: the first)")
     case: bool = Field(True, description="restore casing")
     keep_existing: bool = Field(False, description="keep marks and case already present")
+    annotations: bool = Field(True, description="keep speaker labels (JOHN:), dialogue "
+                              "dashes, >>, [sound descriptions] and line-start timestamps as "
+                              "written, a speaker's turn starting a sentence (with words=true "
+                              "text lines read them as words)")
     words: bool = Field(False, description="also answer each word's mark, case and "
                         "probabilities (format 'text' only)")
     format: Literal[FORMATS] = Field(  # type: ignore[valid-type]
@@ -258,14 +262,15 @@ def _add_routes(app: FastAPI, state: ServerState) -> None:
         name = state.model(body.model)
         texts = _request_texts(body)
         state.check_size(texts)
-        options = RestoreOptions(case=body.case, keep_existing=body.keep_existing)
+        options = RestoreOptions(case=body.case, keep_existing=body.keep_existing,
+                                 annotations=body.annotations)
         if body.format != "text":
             document = await state.within_timeout(_restore_document(state, name, body, options))
             return RestoreResponse(model=name, format=body.format, text=document)
         lines = [text.split("\n") for text in texts]  # each line restored as a line
         try:
-            restored = await state.within_timeout(state.batchers[name].submit(
-                [line for group in lines for line in group], options, detailed=body.words))
+            restored = await state.within_timeout(_restore_lines(
+                state, name, [line for group in lines for line in group], options, body.words))
         except ValueError as error:  # a text the model cannot read (a lone surrogate)
             raise ApiError(422, "invalid_text", str(error)) from None
         restored = _rejoin(restored, lines, body.words)
@@ -314,6 +319,28 @@ def _request_texts(body: RestoreRequest) -> list[str]:
         raise ApiError(422, "invalid_request", f"'words' is for format 'text', not "
                        f"{body.format!r} (whose output keeps its own timings)")
     return [body.text] if body.text is not None else list(body.texts)
+
+
+async def _restore_lines(state: ServerState, name: str, lines: list[str],
+                         options: RestoreOptions, detailed: bool) -> list:
+    """Lines restored by the model's batcher, those holding annotations (`formats.annotations`,
+    unless options or `detailed` say otherwise) on its worker thread as transcript lines."""
+    from punctum import formats
+    from punctum.formats.annotations import annotated_cue
+
+    marked = ([] if detailed or not options.annotations else
+              [i for i, line in enumerate(lines) if annotated_cue(line) is not None])
+    skip = set(marked)
+    plain = [line for i, line in enumerate(lines) if i not in skip]
+    restored = (await state.batchers[name].submit(plain, options, detailed=detailed)
+                if plain else [])
+    if not marked:
+        return restored
+    annotated = await state.run_document(name, lambda: list(formats.restore_lines(
+        state.punctuators[name], [lines[i] for i in marked], options)))
+    by_index = dict(zip(marked, annotated))
+    rest = iter(restored)
+    return [by_index[i] if i in by_index else next(rest) for i in range(len(lines))]
 
 
 async def _restore_document(state: ServerState, name: str, body: RestoreRequest,

@@ -1,0 +1,217 @@
+"""Speaker labels, turn marks, sound descriptions and timestamps beside a transcript's words.
+
+Subtitles for the deaf and hard of hearing, broadcast captions, call-centre and meeting
+transcripts write who speaks and what is heard beside what is said:
+
+    JOHN: where are you going             a speaker label: 1-3 words and a colon, at a line start
+    - home                                a dialogue dash: another speaker's line (not on a
+                                          cue's first line: see `_line_prefix`)
+    >> and we are back                    broadcast captions' speaker change
+    i was there [door slams] (laughs)     sound descriptions in brackets, anywhere
+    [00:01:02] agent: hello               a timestamp at a line start (hh:mm:ss or mm:ss.fff
+                                          bare; any time in brackets: "[00:00.000 --> 00:05.000]")
+
+`find_annotations` tells which tokens of a cue are such annotations (`kept_out`: they never
+reach the model and are written back as they are, where the model made "JOHN:" "John" and
+"[music]" "Music") and which tokens open a speaker's turn (`turns`: a label, a dialogue dash
+or ">>" at a line start; the word before it ends its sentence). A line starts at a cue's
+first token and wherever a line break precedes a token. This module depends on the
+standard library and `formats.transcript` only.
+
+    >>> tokens = split_tokens("JOHN: where are you going [door slams]")
+    >>> find_annotations(tokens)
+    Annotations(kept_out=frozenset({0, 5, 6}), turns=frozenset({0}))
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from punctum.formats.transcript import Cue, Token, split_tokens
+
+# A speaker label's first word starts with a letter ("SPEAKER_00", "Dr.", "Mary-Jane"); the
+# words after it may be numbers ("Speaker 1", "Man #2"); the last ends with the colon.
+_LABEL_FIRST = re.compile(r"[^\W\d_][\w.'’-]*", re.UNICODE)
+_LABEL_MORE = re.compile(r"#?[\w.'’-]+", re.UNICODE)
+_LABEL_WORDS = 3
+_LABEL_CHARS = 32
+# Times: "01:02", "1:02:03", "00:00:05.000", "00:05,250".
+_TIME = r"\d{1,2}(?::\d{2}){1,2}(?:[.,]\d{1,3})?"
+_BARE_TIME = re.compile(r"\d{1,2}(?::\d{2}){2}(?:[.,]\d{1,3})?|\d{1,2}:\d{2}[.,]\d{1,3}")
+# A bracket's content reads as a time or time range: digits, colons, separators, arrows.
+_TIME_CONTENT = re.compile(rf"{_TIME}(?:\s*(?:-->|-|–|to)\s*{_TIME})?")
+_TIMED_LABEL_END = re.compile(rf"[(\[]{_TIME}[)\]]:")  # Rev's "Speaker 1 (00:03):"
+_DASHES = frozenset({"-", "–", "—", "‐"})
+_TURN_MARKS = frozenset({">>", ">>>"})
+_BRACKETS = {"[": "]", "(": ")"}
+# A line that may hold an annotation: a colon or bracket, or a dash or ">>" at its start.
+_MAY_HOLD = re.compile(r"[:\[(]|^\s*(?:>>|[-–—‐](?:\s|$))")
+_BRACKET_TOKENS = 8  # words a sound description may hold
+_TRAILING = ":,.;?!"  # marks after a closing bracket ("[laughs].")
+
+
+@dataclass(frozen=True)
+class Annotations:
+    """Token indexes of one cue.
+
+    Attributes:
+        kept_out: tokens that are annotations: they never reach the model.
+        turns: tokens that open a speaker's turn (a subset of kept_out).
+    """
+
+    kept_out: frozenset[int] = frozenset()
+    turns: frozenset[int] = frozenset()
+
+
+NONE = Annotations()
+
+
+def find_annotations(tokens: Sequence[Token]) -> Annotations:
+    """The annotations among a cue's tokens (see the module docstring)."""
+    texts = [token.text for token in tokens]
+    if not any(_may_annotate(text) for text in texts):
+        return NONE
+    kept: set[int] = set()
+    turns: set[int] = set()
+    for number, (start, end) in enumerate(_lines(tokens)):
+        _line_prefix(texts[start:end], start, kept, turns, first_line=number == 0)
+    _bracket_groups(texts, kept)
+    return Annotations(frozenset(kept), frozenset(turns))
+
+
+def annotated_cue(line: str) -> Cue | None:
+    """A line of text as a cue when it holds annotations (else None: plain text)."""
+    if not _MAY_HOLD.search(line):
+        return None
+    tokens = split_tokens(line)
+    return Cue(None, None, tokens) if find_annotations(tokens).kept_out else None
+
+
+def words_outside(text: str) -> list[str]:
+    """The whitespace-separated tokens of a text that are not annotations."""
+    tokens = split_tokens(text)
+    kept_out = find_annotations(tokens).kept_out
+    return [token.text for t, token in enumerate(tokens) if token.text and t not in kept_out]
+
+
+def _may_annotate(text: str) -> bool:
+    """A quick test of one token: could it be (part of) an annotation?"""
+    return (text.endswith(":") or text[:1] in _BRACKETS or text in _DASHES
+            or text in _TURN_MARKS or (":" in text and text[:1].isdigit()))
+
+
+def _lines(tokens: Sequence[Token]) -> list[tuple[int, int]]:
+    """[start, end) token ranges of the cue's lines, from the first token with text of each."""
+    lines: list[list[int]] = []
+    new_line = True
+    for index, token in enumerate(tokens):
+        new_line = new_line or _breaks(token.before)
+        if token.text:
+            if new_line:
+                lines.append([index, index])
+                new_line = False
+            lines[-1][1] = index + 1
+        new_line = new_line or _breaks(token.after)
+    return [(start, end) for start, end in lines]
+
+
+def _breaks(gap: str) -> bool:
+    return "\n" in gap or "<br" in gap.lower()
+
+
+def _line_prefix(line: list[str], offset: int, kept: set[int], turns: set[int],
+                 first_line: bool) -> None:
+    """Mark the line's leading timestamps, turn mark and speaker label (`line`: the texts
+    of its tokens, the first of which is token `offset` of the cue). A dialogue dash on a
+    cue's first line opens no turn: the first speaker of a two-speaker cue may go on from
+    the cue before."""
+    index = 0
+    while index < len(line) and _is_timestamp(line, index):
+        index = _timestamp_end(line, index)
+    kept.update(range(offset, offset + index))
+    turn = None
+    if index < len(line) and (line[index] in _DASHES or line[index] in _TURN_MARKS):
+        turn = None if first_line and line[index] in _DASHES else index
+        kept.add(offset + index)  # a dash has no words and stays anyway; ">>" would be one
+        index += 1
+    end = _label_end(line, index)
+    if end is not None:
+        kept.update(range(offset + index, offset + end))
+        turn = index if turn is None else turn
+    if turn is not None:
+        kept.add(offset + turn)
+        turns.add(offset + turn)
+
+
+def _is_timestamp(texts: list[str], index: int) -> bool:
+    text = texts[index]
+    if _BARE_TIME.fullmatch(text):
+        return True
+    end = _bracket_end(texts, index)
+    return end is not None and bool(_TIME_CONTENT.fullmatch(_content(texts, index, end)))
+
+
+def _timestamp_end(texts: list[str], index: int) -> int:
+    """One past the timestamp that starts at index."""
+    end = _bracket_end(texts, index)
+    return index + 1 if end is None else end
+
+
+def _label_end(texts: list[str], index: int) -> int | None:
+    """One past a speaker label starting at index ("SPEAKER_00:", "Dr. Smith:", "Speaker 1
+    (00:03):"), or None."""
+    length = -1
+    for k in range(index, min(index + _LABEL_WORDS + 1, len(texts))):
+        text = texts[k]
+        length += len(text) + 1
+        if length > _LABEL_CHARS + 1:
+            return None
+        if k > index and _TIMED_LABEL_END.fullmatch(text):
+            return k + 1
+        colon = text.endswith(":")
+        core = text[:-1] if colon else text
+        pattern = _LABEL_FIRST if k == index else _LABEL_MORE
+        if k - index == _LABEL_WORDS or not core or not pattern.fullmatch(core):
+            return None
+        if colon:
+            return k + 1
+    return None
+
+
+def _bracket_groups(texts: list[str], kept: set[int]) -> None:
+    """Mark "[door slams]", "(laughs)", "[00:05]": a bracket opened at a token's start and
+    closed at a token's end within _BRACKET_TOKENS tokens, holding a letter or a time."""
+    index = 0
+    while index < len(texts):
+        end = _bracket_end(texts, index)
+        if end is None:
+            index += 1
+            continue
+        content = _content(texts, index, end)
+        if any(char.isalpha() for char in content) or _TIME_CONTENT.fullmatch(content):
+            kept.update(range(index, end))
+        index = end
+
+
+def _bracket_end(texts: list[str], index: int) -> int | None:
+    """One past the token that closes the bracket texts[index] opens, or None (no closing
+    bracket within _BRACKET_TOKENS tokens, one inside a token: "(a)b", or a nested one)."""
+    opening = texts[index][:1]
+    closing = _BRACKETS.get(opening)
+    if closing is None:
+        return None
+    for k in range(index, min(index + _BRACKET_TOKENS, len(texts))):
+        inner = (texts[k][1:] if k == index else texts[k]).rstrip(_TRAILING)
+        if opening in inner or closing in inner[:-1]:
+            return None
+        if inner.endswith(closing):
+            return k + 1
+    return None
+
+
+def _content(texts: list[str], index: int, end: int) -> str:
+    """The text between a bracket group's brackets."""
+    joined = " ".join(texts[index:end]).rstrip(_TRAILING)
+    return joined[1:-1].strip()

@@ -1,0 +1,204 @@
+"""Speaker labels, turn marks, sound descriptions and timestamps (`formats.annotations`)."""
+
+import io
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_formats import ScriptedPunctuator, _write
+
+from punctum import formats
+from punctum.batch import FileOptions, Source, note_punctuated, restore_source
+from punctum.cli import main
+from punctum.formats import Transcript
+from punctum.formats.annotations import annotated_cue, find_annotations, words_outside
+from punctum.formats.transcript import Cue, split_tokens
+from punctum.runtime import Prediction, Punctuator, RestoreOptions
+from punctum.text import normalize
+
+
+def _kept(text: str, markup: bool = False) -> tuple[list[str], list[str]]:
+    """(annotation token texts, turn token texts) of one cue's text."""
+    tokens = split_tokens(text, markup=markup)
+    found = find_annotations(tokens)
+    return ([tokens[i].text for i in sorted(found.kept_out)],
+            [tokens[i].text for i in sorted(found.turns)])
+
+
+@pytest.mark.parametrize("text, kept, turns", [
+    ("JOHN: where are you going", ["JOHN:"], ["JOHN:"]),
+    ("SPEAKER_00: hi", ["SPEAKER_00:"], ["SPEAKER_00:"]),
+    ("Speaker 2: okay", ["Speaker", "2:"], ["Speaker"]),
+    ("Dr. Smith: yes", ["Dr.", "Smith:"], ["Dr."]),
+    ("Speaker 1 (00:03): hi there", ["Speaker", "1", "(00:03):"], ["Speaker"]),
+    (">> and we are back", [">>"], [">>"]),
+    ("[00:01:02] agent: hello", ["[00:01:02]", "agent:"], ["agent:"]),
+    ("00:01:02 speaker_1: um so", ["00:01:02", "speaker_1:"], ["speaker_1:"]),
+    ("[00:00.000 --> 00:05.000]  so we went", ["[00:00.000", "-->", "00:05.000]"], []),
+    ("i was there [door slams] and (laughs). then", ["[door", "slams]", "(laughs)."], []),
+    ("[music]", ["[music]"], []),
+    ("hello\n- hi\nMARY: ok", ["-", "MARY:"], ["-", "MARY:"]),
+    ("- first speaker\n- second", ["-", "-"], ["-"]),  # a cue's first dash opens no turn
+])
+def test_annotations_are_found(text, kept, turns):
+    assert _kept(text) == (kept, turns)
+
+
+@pytest.mark.parametrize("text", [
+    "at 10:30 we met",  # a time of day without seconds is a word
+    "one two three four: x",  # four words before a colon are no label
+    "http://example.com is a site",
+    "(a)b c",  # closed inside a token
+    "x [not closed within eight tokens a b c d e f g] y",
+    "so we said (and we meant it",
+    "12: the number",  # a label starts with a letter
+    "hello world",
+])
+def test_plain_text_holds_no_annotations(text):
+    assert _kept(text) == ([], [])
+
+
+def test_a_label_does_not_run_across_a_line_break():
+    assert _kept("- hi\nMARY: ok") == (["-", "MARY:"], ["MARY:"])
+    assert _kept("well\nhi there: x") == (["hi", "there:"], ["hi"])
+    assert _kept("so well hi there: x") == ([], [])
+
+
+def test_markup_around_a_label_keeps_it_a_label():
+    assert _kept("<i>JOHN:</i> hi<br>- yo", markup=True) == (["JOHN:", "-"], ["JOHN:", "-"])
+
+
+def test_annotated_cue_and_words_outside():
+    assert annotated_cue("so what do you think") is None
+    assert annotated_cue("at 10:30 we met") is None
+    cue = annotated_cue("agent: hi [laughs]")
+    assert cue is not None and cue.text == "agent: hi [laughs]"
+    assert words_outside("agent: hi, there [laughs].") == ["hi,", "there"]
+
+
+# ----------------------------------------------------------------------------- restoring
+
+SDH = """1
+00:00:01,000 --> 00:00:03,000
+JOHN: where are you going
+
+2
+00:00:03,500 --> 00:00:05,000
+MARY: home
+[door slams]
+
+3
+00:00:05,500 --> 00:00:07,000
+- why
+- because it is late
+"""
+SDH_REFERENCE = "Where are you going home. Why because it is late."
+
+
+def test_subtitle_annotations_stay_and_turns_end_sentences():
+    punctuator = ScriptedPunctuator(SDH_REFERENCE)
+    transcript = formats.loads(SDH, "srt")
+    restored = formats.restore_transcript(transcript, punctuator, RestoreOptions())
+    assert [c.text for c in restored.cues] == [
+        "JOHN: Where are you going.", "MARY: Home.\n[door slams]",
+        "- Why.\n- Because it is late."]  # forced: going. why. (a cue's first dash: no turn)
+    assert punctuator.calls == [normalize(SDH_REFERENCE)]  # annotations never reach it
+
+
+def test_no_annotations_reads_them_as_words():
+    words = "john where are you going mary home door slams why because it is late"
+    punctuator = ScriptedPunctuator(words)
+    restored = formats.restore_transcript(formats.loads(SDH, "srt"), punctuator,
+                                          RestoreOptions(annotations=False))
+    assert punctuator.calls == [words.split()]
+    assert restored.cues[0].text.startswith("John where")
+
+
+def test_turns_are_not_forced_when_texts_are_not_closed():
+    punctuator = ScriptedPunctuator(SDH_REFERENCE)
+    restored = formats.restore_transcript(formats.loads(SDH, "srt"), punctuator,
+                                          RestoreOptions(close_text=False))
+    assert restored.cues[0].text == "JOHN: Where are you going"
+
+
+def test_restore_lines_routes_annotated_lines_through_the_transcript_path(tiny_artifact):
+    tiny = Punctuator.load(tiny_artifact, threads=1)
+    lines = ["agent: hello there", "so what do you think", "", "[laughs]", "-", "hi (coughs)"]
+    restored = list(formats.restore_lines(tiny, lines, RestoreOptions()))
+    assert restored[0].startswith("agent: ") and restored[2:5] == ["", "[laughs]", "-"]
+    assert restored[1] == tiny.restore(lines[1])  # plain lines as Punctuator.restore
+    assert restored[5].endswith(" (coughs)")
+    assert list(formats.restore_lines(tiny, lines, RestoreOptions(annotations=False))) == \
+        tiny.restore_batch(lines)
+
+
+def test_cli_keeps_labels_and_descriptions_in_text(tiny_artifact, capsys, monkeypatch):
+    text = ("agent: hello thank you for calling [laughs] how can i help\n"
+            "customer: i was charged twice\n\nso what do you think\n")
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    assert main(["restore", "--model", str(tiny_artifact)]) == 0
+    out = capsys.readouterr().out.split("\n")
+    assert out[0].startswith("agent: ") and " [laughs] " in out[0]
+    assert out[1].startswith("customer: ")
+    assert out[2] == "" and len(out) == 5
+    for line_in, line_out in zip(text.split("\n"), out):
+        assert normalize(" ".join(words_outside(line_out))) == normalize(
+            " ".join(words_outside(line_in)))
+
+
+def test_cli_no_annotations(tiny_artifact, capsys):
+    assert main(["restore", "--model", str(tiny_artifact), "--no-annotations",
+                 "agent: hi [laughs]"]) == 0
+    out = capsys.readouterr().out
+    assert "agent:" not in out and "[laughs]" not in out
+    assert normalize(out) == ["agent", "hi", "laughs"]
+
+
+def test_labels_do_not_read_as_punctuated_input():
+    lines = [f"speaker_{i % 2}: so we went to the shop and then we came home" for i in range(8)]
+    assert not note_punctuated("x", lines, RestoreOptions())
+    assert note_punctuated("x", lines, RestoreOptions(annotations=False))
+
+
+def test_restore_source_text_file_with_labels(tmp_path, tiny_artifact):
+    path = _write(tmp_path, "call.txt", "SPEAKER 1: hello\r\nSPEAKER 2: hi [music]\r\n")
+    out = io.StringIO()
+    restore_source(Punctuator.load(tiny_artifact, threads=1), Source(str(path), "text"), out,
+                   FileOptions())
+    lines = out.getvalue().split("\r\n")
+    assert lines[0].startswith("SPEAKER 1: ") and lines[1].startswith("SPEAKER 2: ")
+    assert lines[1].endswith("[music]") and lines[2] == ""
+
+
+_WORD = st.sampled_from(["so", "what", "do", "you", "think", "i", "went", "home", "okay"])
+_NOTE = st.sampled_from(["[laughs]", "(inaudible)", "[door slams]", "[00:01:02]"])
+_LABEL = st.sampled_from(["", "agent: ", "SPEAKER_01: ", "Dr. Smith: ", ">> ", "- ",
+                          "[00:00:01.000 --> 00:00:02.000] "])
+
+
+class SilentPunctuator(ScriptedPunctuator):
+    """Predicts no marks and lowercase for any words."""
+
+    def _predict(self, words: list[str]) -> Prediction:
+        post_labels, case_labels = self.inventory.post_labels, self.inventory.case_labels
+        post_probs = np.zeros((len(words), len(post_labels)), np.float32)
+        case_probs = np.zeros((len(words), len(case_labels)), np.float32)
+        post_probs[:, 0] = case_probs[:, 0] = 1
+        return Prediction(tuple(words), (post_labels[0],) * len(words),
+                          (case_labels[0],) * len(words), post_probs, case_probs, post_labels,
+                          case_labels)
+
+
+@given(label=_LABEL, pieces=st.lists(st.one_of(_WORD, _NOTE), max_size=12))
+def test_annotations_and_words_survive_any_mix(label, pieces):
+    line = label + " ".join(pieces)
+    tokens = split_tokens(line)
+    transcript = Transcript("text", (Cue(None, None, tokens),))
+    out = formats.restore_transcript(transcript, SilentPunctuator(""),
+                                     RestoreOptions()).cues[0].tokens
+    kept = find_annotations(tokens).kept_out
+    assert [t.text for i, t in enumerate(out) if i in kept] == [
+        t.text for i, t in enumerate(tokens) if i in kept]
+    assert normalize(" ".join(t.text for i, t in enumerate(out) if i not in kept)) == \
+        normalize(" ".join(t.text for i, t in enumerate(tokens) if i not in kept))
