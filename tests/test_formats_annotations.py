@@ -202,3 +202,20 @@ def test_annotations_and_words_survive_any_mix(label, pieces):
         t.text for i, t in enumerate(tokens) if i in kept]
     assert normalize(" ".join(t.text for i, t in enumerate(out) if i not in kept)) == \
         normalize(" ".join(t.text for i, t in enumerate(tokens) if i not in kept))
+
+
+def test_resegment_starts_a_line_at_each_turn():
+    srt = ("1\n00:00:01,000 --> 00:00:03,000\nJOHN: Hello there. How are you?\n\n"
+           "2\n00:00:03,000 --> 00:00:05,000\nMARY: Fine.\n[music]\n\n"
+           "3\n00:00:05,000 --> 00:00:07,000\n- Where to?\n- Home.\n")
+    out = formats.resegment(formats.loads(srt, "srt"), formats.ResegmentOptions(42, 2, 7.0))
+    assert [c.text for c in out.cues] == [
+        "JOHN: Hello there. How are you?\nMARY: Fine. [music]", "- Where to?\n- Home."]
+
+
+def test_the_module_example_runs():
+    import doctest
+
+    from punctum.formats import annotations
+
+    assert doctest.testmod(annotations).failed == 0

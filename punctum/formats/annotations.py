@@ -20,7 +20,7 @@ standard library and `formats.transcript` only.
 
     >>> tokens = split_tokens("JOHN: where are you going [door slams]")
     >>> find_annotations(tokens)
-    Annotations(kept_out=frozenset({0, 5, 6}), turns=frozenset({0}))
+    Annotations(kept_out=frozenset({0, 5, 6}), turns=frozenset({0}), dashes=frozenset())
 """
 
 from __future__ import annotations
@@ -59,10 +59,13 @@ class Annotations:
     Attributes:
         kept_out: tokens that are annotations: they never reach the model.
         turns: tokens that open a speaker's turn (a subset of kept_out).
+        dashes: dialogue dashes at line starts, the cue's first line too (a subset of
+            kept_out): where a rebuilt subtitle starts a line.
     """
 
     kept_out: frozenset[int] = frozenset()
     turns: frozenset[int] = frozenset()
+    dashes: frozenset[int] = frozenset()
 
 
 NONE = Annotations()
@@ -78,7 +81,8 @@ def find_annotations(tokens: Sequence[Token]) -> Annotations:
     for number, (start, end) in enumerate(_lines(tokens)):
         _line_prefix(texts[start:end], start, kept, turns, first_line=number == 0)
     _bracket_groups(texts, kept)
-    return Annotations(frozenset(kept), frozenset(turns))
+    dashes = {t for t in kept if texts[t] in _DASHES}
+    return Annotations(frozenset(kept), frozenset(turns), frozenset(dashes))
 
 
 def annotated_cue(line: str) -> Cue | None:

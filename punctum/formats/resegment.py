@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from punctum.formats.annotations import find_annotations
 from punctum.formats.restoring import _plain_tokens
 from punctum.formats.rolling import without_repeats
 from punctum.formats.subtitles import parse_time
@@ -54,6 +55,7 @@ class _Timed:
     end: float
     mark: str
     voice: str = ""  # the WebVTT voice tag the token is spoken in ("<v Bob>"), or ""
+    turn: bool = False  # the token opens a speaker's turn or line ("JOHN:", a dialogue dash)
 
 
 # a WebVTT voice span's start tag ("<v Bob>", "<v.loud Bob>") or end tag
@@ -78,7 +80,9 @@ def resegment(transcript: Transcript, options: ResegmentOptions | None = None,
     starts before the previous one ends), and cue markup, settings and identifiers are
     dropped (SRT cues are numbered again; VTT NOTE blocks move to the first new cue that
     starts at or after the cue they preceded). WebVTT voice spans (`<v Bob>`) are kept:
-    a new cue starts where the voice changes, and each cue opens with its voice's tag.
+    a new cue starts where the voice changes, and each cue opens with its voice's tag. A
+    speaker's turn (`annotations`: "JOHN:", ">>", a dialogue dash) starts a new sentence on
+    a new line.
     The lines roll-up captions repeat are left out (`rolling.without_repeats`).
 
     Args:
@@ -113,12 +117,15 @@ def _timed_tokens(transcript: Transcript, inventory: Inventory) -> list[_Timed]:
             tokens = (replace(tokens[0], before=""),) + tokens[1:]
         spans = _token_spans(tokens, cue, _inline_starts(cue))
         voices = _voices(cue)
-        for token, (start, end), voice in zip(tokens, spans, voices):
+        notes = find_annotations(cue.tokens)
+        opens = [t in notes.turns or t in notes.dashes
+                 for t, token in enumerate(cue.tokens) if token.text]
+        for token, (start, end), voice, turn in zip(tokens, spans, voices, opens):
             start = max(start, previous_end)
             previous_end = end = max(end, start)
             words = parse(token.text, inventory)
             timed.append(_Timed(token, start, end, words.post[-1] if len(words) else NULL,
-                                voice))
+                                voice, turn))
     return timed
 
 
@@ -192,7 +199,7 @@ def _group(timed: list[_Timed], options: ResegmentOptions,
 def _sentences(timed: list[_Timed], final: frozenset[str]) -> list[list[_Timed]]:
     sentences: list[list[_Timed]] = [[]]
     for item in timed:
-        if sentences[-1] and sentences[-1][-1].voice != item.voice:
+        if sentences[-1] and (sentences[-1][-1].voice != item.voice or item.turn):
             sentences.append([])  # a new speaker starts a new sentence
         sentences[-1].append(item)
         if item.mark in final:
@@ -230,12 +237,13 @@ def _break_point(group: list[_Timed]) -> int:
 
 
 def _wrap(group: list[_Timed], width: int) -> list[list[_Timed]]:
-    """Greedy lines of at most `width` characters (a longer word stands alone)."""
+    """Greedy lines of at most `width` characters (a longer word stands alone); a speaker's
+    turn starts a line."""
     lines: list[list[_Timed]] = []
     length = 0
     for item in group:
         added = len(item.token.before) + len(item.token.text)
-        if lines and length + added <= width:
+        if lines and length + added <= width and not item.turn:
             lines[-1].append(item)
             length += added
         else:
