@@ -76,6 +76,11 @@ def _add_eval(subparsers) -> None:
     parser.set_defaults(run=_run_eval)
 
 
+# Above this word error rate a hypothesis is not the reference restored (a restored text
+# differs in its words only by what a tokenizer splits): `punctum eval` warns.
+_DIFFERENT_TEXT_WER = 0.5
+
+
 def _run_eval(args) -> int:
     from punctum.evaluation import EvalOptions, evaluate_files, plot_confusion, write_json
 
@@ -90,6 +95,11 @@ def _run_eval(args) -> int:
             raise FileNotFoundError(f"--plot {args.plot}: no such folder")
     evaluation = evaluate_files(args.ref, args.hyp, options, args.compare)
     print(write_json(evaluation) if args.json else evaluation.format())
+    alignment = evaluation.alignment
+    if alignment is not None and alignment.wer > _DIFFERENT_TEXT_WER:
+        logging.getLogger("punctum.eval").warning(
+            "%s: its words differ from %s's in %.0f%% (WER): is it a restoring of the same "
+            "text?", args.hyp, args.ref, 100 * alignment.wer)
     if args.plot:
         plot_confusion(evaluation.punct, args.plot)
     return 0

@@ -12,11 +12,15 @@ Every reader names the file and the line in its errors.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import hashlib
 import io
+import os
 import re
+import shutil
+import tempfile
 import xml.etree.ElementTree as ElementTree
 import zlib
 from collections.abc import Iterator
@@ -47,6 +51,25 @@ def open_binary(path: str | Path) -> io.BufferedIOBase:
     if path.is_dir():
         raise ValueError(f"{path}: is a directory, expected a file")
     return gunzipped(open(path, "rb"))
+
+
+@contextlib.contextmanager
+def rereadable(path: str | Path) -> Iterator[str | Path]:
+    """`path`, or, where it is a pipe that can be read only once (`<(command)`, /dev/stdin),
+    a temporary copy of its bytes: readers that guess a format from the first line and then
+    read the whole file would otherwise lose what the guess read. Errors raised inside name
+    `path`, not the copy."""
+    if not os.path.exists(path) or os.path.isfile(path) or os.path.isdir(path):
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="punctum-") as folder:
+        copy = Path(folder) / (Path(path).name or "input")
+        with open(path, "rb") as source, open(copy, "wb") as target:
+            shutil.copyfileobj(source, target)
+        try:
+            yield copy
+        except ValueError as error:  # UnicodeDecodeError too: a one-line message
+            raise ValueError(str(error).replace(str(copy), str(path))) from None
 
 
 def gunzipped(handle: io.BufferedReader) -> io.BufferedIOBase:

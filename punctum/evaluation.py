@@ -10,6 +10,7 @@ aligned first and WER/CER are reported too. docs/EVALUATION.md states every conv
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from punctum.corpora import (
     iter_tsv,
     iter_xml_segments,
     read_che,
+    rereadable,
 )
 from punctum.text import CASES, LOWER, NULL, Inventory, Labelled, get_inventory, parse
 
@@ -132,7 +134,14 @@ def detect_format(path: str | Path) -> str:
 
 def load_scored(path: str | Path, fmt: str = "auto", language: str | Inventory = "en",
                 text_column: str = "text") -> ScoredFile:
-    """Read a file in one of FORMATS (or "auto") into words, labels and utterance ends."""
+    """Read a file in one of FORMATS (or "auto") into words, labels and utterance ends (a
+    pipe is copied once, `corpora.rereadable`)."""
+    with rereadable(path) as readable:
+        return _load_scored(readable, fmt, language, text_column)
+
+
+def _load_scored(path: str | Path, fmt: str, language: str | Inventory,
+                 text_column: str) -> ScoredFile:
     fmt = detect_format(path) if fmt == "auto" else fmt
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -223,9 +232,21 @@ class EvalOptions:
 
 def evaluate_files(ref_path: str | Path, hyp_path: str | Path, options: EvalOptions,
                    compare_path: str | Path | None = None) -> Evaluation:
-    """Score `hyp_path` (and optionally `compare_path`) against `ref_path`."""
+    """Score `hyp_path` (and optionally `compare_path`) against `ref_path` (files, or pipes,
+    which are copied once: `corpora.rereadable`)."""
+    with contextlib.ExitStack() as stack:
+        ref_path, hyp_path = (stack.enter_context(rereadable(p)) for p in (ref_path, hyp_path))
+        if compare_path is not None:
+            compare_path = stack.enter_context(rereadable(compare_path))
+        return _evaluate_files(ref_path, hyp_path, options, compare_path)
+
+
+def _evaluate_files(ref_path: str | Path, hyp_path: str | Path, options: EvalOptions,
+                    compare_path: str | Path | None) -> Evaluation:
     inventory = get_inventory(options.language)
     ref = load_scored(ref_path, options.ref_format, inventory, options.text_column)
+    if not len(ref.labelled):
+        raise ValueError(f"{ref_path}: the reference has no words to score against")
     if options.mid_final and ref.che is not None:
         raise ValueError(f"{ref_path}: --mid-final needs utterance ends (lines, TSV rows, XML "
                          f"segments); a Che token file has none")

@@ -500,3 +500,24 @@ def test_init_from_reuses_tokenizer_and_weights(tiny_corpus, tiny_run, tmp_path)
     raw["model"]["bilstm_hidden"] = 16
     with pytest.raises(ValueError, match="does not fit this recipe's model"):
         train(parse_recipe(raw, tiny_corpus), tmp_path / "other", progress=False)
+
+
+def test_a_failed_export_leaves_the_earlier_export_whole(tiny_run, tmp_path, monkeypatch):
+    from punctum.train import export
+    from punctum.train.export import ExportOptions, export_artifact, parity_texts
+
+    out = tmp_path / "model"
+    texts = parity_texts(tiny_run / "best.pt")
+    export_artifact(tiny_run / "best.pt", out, tiny_run / "tokenizer.json",
+                    ExportOptions(name="first", lexicon_documents=50), texts)
+    before = {f.name: f.read_bytes() for f in out.iterdir()}
+
+    def unreadable(*args):
+        raise ValueError("train.txt:1: not valid UTF-8")
+
+    monkeypatch.setattr(export, "_write_lexicons", unreadable)
+    with pytest.raises(ValueError, match="UTF-8"):
+        export_artifact(tiny_run / "best.pt", out, tiny_run / "tokenizer.json",
+                        ExportOptions(name="second", int8=False), texts)
+    assert {f.name: f.read_bytes() for f in out.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["model"]  # no staging folder left

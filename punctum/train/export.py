@@ -16,7 +16,7 @@ import dataclasses
 import datetime
 import json
 import logging
-import shutil
+import os
 import tempfile
 import warnings
 from pathlib import Path
@@ -277,46 +277,75 @@ def export_artifact(checkpoint: str | Path, out_dir: str | Path, tokenizer_path:
         raise ValueError(f"{tokenizer_path}: {tokenizer.vocab_size} pieces, but {checkpoint} "
                          f"was trained on {expected}: not the tokenizer of its run")
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        fp32 = Path(tmp) / "fp32.onnx"
-        export_onnx(model, fp32)
-        if options.int8:
-            quantize_int8(fp32, Path(tmp) / MODEL_FILE, options.per_channel)
-        else:
-            shutil.copy(fp32, Path(tmp) / MODEL_FILE)
-        batches = sample_batches(tokenizer, sample_texts, options.parity_windows,
-                                 saved["recipe"]["data"]["max_subwords"])
-        agreement = label_agreement(model, Path(tmp) / MODEL_FILE, batches)
-        if agreement < options.min_agreement:
-            raise ValueError(f"ONNX/torch label agreement {agreement:.4f} is below "
-                             f"{options.min_agreement}")
-        shutil.copy(Path(tmp) / MODEL_FILE, out / MODEL_FILE)
-    if options.include_weights:
-        _save_weights(model, out / WEIGHTS_FILE)
-    else:  # an earlier export's weights would be read back (init_from) as this model's
-        (out / WEIGHTS_FILE).unlink(missing_ok=True)
-    tokenizer.save(out / TOKENIZER_FILE)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out}: is a file, expected a folder for the artifact")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # everything is written beside `out` first and moved in at the end, so that a failure
+    # (parity, unreadable training text, a bad checkpoint) leaves an earlier export whole
+    with tempfile.TemporaryDirectory(prefix=f".{out.name}-export-", dir=out.parent) as stage:
+        stage = Path(stage)
+        agreement, n_words = _write_model(model, saved, tokenizer, stage, options, sample_texts)
+        if options.include_weights:
+            _save_weights(model, stage / WEIGHTS_FILE)
+        tokenizer.save(stage / TOKENIZER_FILE)
+        _write_lexicons(saved, stage, options)
+        metadata = _metadata(saved, options, agreement, n_words)
+        (stage / ARTIFACT_FILE).write_text(json.dumps(metadata, indent=2, ensure_ascii=False))
+        _move_into(stage, out)
+    log.info("exported %s: agreement %.4f on %d words", out, agreement, n_words)
+    return metadata
+
+
+def _write_model(model: torch.nn.Module, saved: dict, tokenizer: SubwordTokenizer,
+                 stage: Path, options: ExportOptions,
+                 sample_texts: list[list[str]]) -> tuple[float, int]:
+    """ONNX (int8 unless options say fp32) into stage/model.onnx, checked against torch;
+    returns (label agreement, words compared)."""
+    fp32 = stage / "fp32.onnx"
+    export_onnx(model, fp32)
+    if options.int8:
+        quantize_int8(fp32, stage / MODEL_FILE, options.per_channel)
+        fp32.unlink()
+    else:
+        fp32.rename(stage / MODEL_FILE)
+    batches = sample_batches(tokenizer, sample_texts, options.parity_windows,
+                             saved["recipe"]["data"]["max_subwords"])
+    agreement = label_agreement(model, stage / MODEL_FILE, batches)
+    if agreement < options.min_agreement:
+        raise ValueError(f"ONNX/torch label agreement {agreement:.4f} is below "
+                         f"{options.min_agreement}")
+    return agreement, sum(len(p) for _, _, ps in batches for p in ps)
+
+
+def _write_lexicons(saved: dict, stage: Path, options: ExportOptions) -> None:
+    """lexicon.json and capitalised.json (not without training text) from the head of the
+    training text, into stage."""
     data = relocated_data(saved["recipe"]["data"], options.data_root)
     texts = (head_texts(data["sources"], options.lexicon_documents, data["val_fraction"])
              if options.lexicon_documents > 0 else [])
     inventory = Inventory.from_dict(saved["inventory"])
-    (out / LEXICON_FILE).write_text(json.dumps(_lexicon(texts, inventory), indent=0,
-                                               sort_keys=True, ensure_ascii=False))
+    (stage / LEXICON_FILE).write_text(json.dumps(_lexicon(texts, inventory), indent=0,
+                                                 sort_keys=True, ensure_ascii=False))
     if texts:
-        write_capitalised(out, build_capitalised(texts, inventory),
+        write_capitalised(stage, build_capitalised(texts, inventory),
                           {"documents_per_source": options.lexicon_documents,
                            "validation_documents_skipped": data["val_fraction"]})
-    else:  # an earlier export's list would be applied to this model
-        (out / CAPITALISED_FILE).unlink(missing_ok=True)
-        if options.lexicon_documents > 0:
-            log.warning("no training text found for the casing lexicon and capitalised "
-                        "words (missing sources?): %s has neither", out)
-    n_words = sum(len(p) for _, _, ps in batches for p in ps)
-    metadata = _metadata(saved, options, agreement, n_words)
-    (out / ARTIFACT_FILE).write_text(json.dumps(metadata, indent=2, ensure_ascii=False))
-    log.info("exported %s: agreement %.4f on %d words", out, agreement, n_words)
-    return metadata
+    elif options.lexicon_documents > 0:
+        log.warning("no training text found for the casing lexicon and capitalised words "
+                    "(missing sources?): the artifact has neither")
+
+
+def _move_into(stage: Path, out: Path) -> None:
+    """The staged artifact files moved into `out` (created when missing), punctum.json
+    last; files of an earlier export that this one does not write (its weights, its
+    capitalised words: they would be read as this model's) are removed first."""
+    out.mkdir(exist_ok=True)
+    for name in (WEIGHTS_FILE, CAPITALISED_FILE):
+        if not (stage / name).exists():
+            (out / name).unlink(missing_ok=True)
+    files = [f for f in sorted(stage.iterdir()) if f.name != ARTIFACT_FILE]
+    for file in [*files, stage / ARTIFACT_FILE]:
+        os.replace(file, out / file.name)
 
 
 def _save_weights(model: torch.nn.Module, path: Path) -> None:
