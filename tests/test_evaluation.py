@@ -175,3 +175,42 @@ def test_score_utterances_aligns_each_utterance_on_its_own():
     assert result.mid_final is not None and result.cer > 0
     with pytest.raises(ValueError, match="hypotheses"):
         score_utterances(refs, hyps[:2], inventory)
+
+
+def test_a_pipe_is_read_once_whole(tmp_path):
+    """`--hyp <(cat ref)`: the format guess read the pipe's start, which was then lost."""
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("bash") is None:
+        pytest.skip("needs bash for <(...)")
+    ref = tmp_path / "ref.txt"
+    ref.write_text("".join(f"Hello there, number {i}. Is it you?\n" for i in range(3000)))
+    command = (f"{sys.executable} -m punctum eval --ref {ref} --hyp <(cat {ref}) --json && "
+               f"{sys.executable} -m punctum eval --ref <(cat {ref}) --hyp {ref} --json")
+    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    decoder, text, position, runs = json.JSONDecoder(), result.stdout, 0, []
+    while text[position:].strip():
+        record, end = decoder.raw_decode(text[position:].lstrip())
+        position = len(text) - len(text[position:].lstrip()) + end
+        runs.append(record["punctuation"]["overall"])
+    assert len(runs) == 2 and all(run["f1"] == 1.0 for run in runs), runs
+
+
+def test_an_empty_reference_is_an_error(tmp_path, capsys):
+    (tmp_path / "empty.txt").write_text("\n")
+    (tmp_path / "hyp.txt").write_text("Hello there.\n")
+    assert main(["eval", "--ref", str(tmp_path / "empty.txt"), "--hyp",
+                 str(tmp_path / "hyp.txt")]) == 2
+    assert "has no words" in capsys.readouterr().err
+
+
+def test_a_different_text_is_warned_about(tmp_path, caplog):
+    (tmp_path / "ref.txt").write_text("Hello there, how are you today?\n")
+    (tmp_path / "hyp.txt").write_text("Completely other words. Nothing alike!\n")
+    assert main(["eval", "--ref", str(tmp_path / "ref.txt"), "--hyp",
+                 str(tmp_path / "hyp.txt")]) == 0
+    assert "is it a restoring of the same text?" in caplog.text

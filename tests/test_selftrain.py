@@ -302,3 +302,11 @@ def test_pool_word_cap_keeps_whole_documents_in_order():
     assert kept == [d for d in documents if d in kept]  # original order, whole documents
     assert st.subsample_words(documents, 12) == kept  # seeded
     assert st.subsample_words(documents, 10**6) == documents
+
+
+@pytest.mark.parametrize("content", ["", "{}", '{"dev_f1": "high"}', "[1]"])
+def test_a_broken_round_record_is_named(tmp_path, content):
+    summary = tmp_path / "round.json"
+    summary.write_text(content)
+    with pytest.raises(ValueError, match="round.json: .*remove it"):
+        st._read_round(summary)

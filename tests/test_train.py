@@ -521,3 +521,49 @@ def test_a_failed_export_leaves_the_earlier_export_whole(tiny_run, tmp_path, mon
                         ExportOptions(name="second", int8=False), texts)
     assert {f.name: f.read_bytes() for f in out.iterdir()} == before
     assert [p.name for p in tmp_path.iterdir()] == ["model"]  # no staging folder left
+
+
+def test_a_new_run_makes_its_own_tokenizer_over_a_failed_attempts(tiny_corpus, tiny_run,
+                                                                   tmp_path):
+    """A tokenizer.json left in --out by an attempt that failed before its first checkpoint
+    (another recipe's) must not be trained with."""
+    import tomllib
+
+    from conftest import TINY_RECIPE
+
+    from punctum.tokenizer import SubwordTokenizer
+
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "tokenizer.json").write_text((tiny_run / "tokenizer.json").read_text())
+    raw = tomllib.loads(TINY_RECIPE)
+    raw["tokenizer"]["vocab_size"] = 120
+    raw["train"].update(steps=2, eval_every=2, checkpoint_every=2)
+    train(parse_recipe(raw, tiny_corpus, name="t"), out, progress=False)
+    assert SubwordTokenizer.load(out / "tokenizer.json").vocab_size <= 120
+    assert load_checkpoint(out / "best.pt")["model_config"]["vocab_size"] <= 120
+
+
+def test_export_names_what_a_checkpoint_lacks(tiny_run, tmp_path):
+    from punctum.train.export import ExportOptions, export_artifact
+
+    saved = load_checkpoint(tiny_run / "best.pt")
+    del saved["state"]
+    save_atomic(saved, tmp_path / "cut.pt")
+    with pytest.raises(ValueError, match=r"cut.pt: the checkpoint has no state.step"):
+        export_artifact(tmp_path / "cut.pt", tmp_path / "out", tiny_run / "tokenizer.json",
+                        ExportOptions(), [["hello", "there"]])
+    assert not (tmp_path / "out").exists()
+
+
+def test_init_from_a_corrupt_model_file_is_one_line(tiny_artifact, tmp_path):
+    import shutil
+
+    from punctum.train.recover import recover_state_dict
+
+    folder = tmp_path / "cut"
+    shutil.copytree(tiny_artifact, folder)
+    data = (folder / "model.onnx").read_bytes()
+    (folder / "model.onnx").write_bytes(data[:len(data) // 3])
+    with pytest.raises(ValueError, match="model.onnx: not a readable ONNX model"):
+        recover_state_dict(folder)

@@ -100,6 +100,25 @@ def check_checkpoint(saved, path: str | Path) -> dict:
     return saved
 
 
+# What export reads of a tagger's checkpoint besides its weights: (path of keys, type).
+_EXPORTED_FIELDS = ((("state", "step"), int), (("state", "seconds"), (int, float)),
+                    (("state", "best_f1"), (int, float)), (("label_position",), str),
+                    (("inventory",), dict), (("recipe", "data", "sources"), (list, tuple)),
+                    (("recipe", "data", "max_subwords"), int))
+
+
+def check_exportable(saved: dict, path: str | Path) -> None:
+    """A one-line ValueError naming the first field export needs that `saved` lacks."""
+    for keys, kind in _EXPORTED_FIELDS:
+        value = saved
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise ValueError(f"{path}: the checkpoint has no {'.'.join(keys)} of the right "
+                             f"type (got {value!r}); not a tagger checkpoint punctum export "
+                             f"reads")
+
+
 def load_model_from_checkpoint(path: str | Path) -> tuple[torch.nn.Module, dict]:
     """Rebuild the model of a checkpoint (no training code needed besides the model file)."""
     saved = check_checkpoint(load_checkpoint(path), path)
@@ -268,6 +287,7 @@ def export_artifact(checkpoint: str | Path, out_dir: str | Path, tokenizer_path:
             the sample words; the tokenizer's size is not the model's.
     """
     model, saved = load_model_from_checkpoint(checkpoint)
+    check_exportable(saved, checkpoint)
     tokenizer = SubwordTokenizer.load(tokenizer_path, saved["label_position"])
     expected = saved["model_config"].get("vocab_size")
     own_bpe = saved["recipe"].get("tokenizer", {}).get("kind", "bpe") == "bpe"

@@ -94,9 +94,8 @@ def _node(graph, op_types: tuple[str, ...], where: str, matches) -> object:
 
 
 def _cnn_bilstm_from_onnx(model_file: Path, config: dict) -> dict[str, torch.Tensor]:
-    import onnx
 
-    graph = onnx.load(str(model_file)).graph
+    graph = _graph(model_file)
     tensors = _float_initializers(graph)
     state: dict[str, np.ndarray] = {"embed.weight": _embedding(graph, tensors)}
     for layer in range(config["n_conv_layers"]):
@@ -127,11 +126,10 @@ def _transformer_from_onnx(model_file: Path, config: dict) -> dict[str, torch.Te
     Raises:
         ValueError: the tensors found are not those of the model that `config` builds.
     """
-    import onnx
 
     from punctum.models import build_model
 
-    graph = onnx.load(str(model_file)).graph
+    graph = _graph(model_file)
     tensors = _float_initializers(graph)
     state = {name: value for name, value in tensors.items() if not name.startswith("onnx::")
              and not name.endswith(("_scale", "_zero_point"))}
@@ -160,6 +158,17 @@ def _transformer_from_onnx(model_file: Path, config: dict) -> dict[str, torch.Te
                          f"of its punctum.json {tuple(expected[wrong[0]].shape)}")
     return {key: torch.from_numpy(np.ascontiguousarray(state[key], dtype=np.float32))
             for key in expected}
+
+
+def _graph(model_file: Path):
+    """The ONNX graph of a model file, or a one-line ValueError naming it."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    try:
+        return onnx.load(str(model_file)).graph
+    except (DecodeError, OSError, ValueError) as error:
+        raise ValueError(f"{model_file}: not a readable ONNX model ({error})") from None
 
 
 def _module_path(node_name: str) -> str:

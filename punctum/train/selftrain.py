@@ -349,15 +349,14 @@ def _train_round(recipe: Recipe, folder: Path, tokenizer: Path | None, shared_ca
     folder.mkdir(parents=True, exist_ok=True)
     summary = folder / "round.json"
     if summary.exists():
-        return json.loads(summary.read_text())["dev_f1"]
-    if tokenizer is not None and not (folder / "tokenizer.json").exists():
-        shutil.copy(tokenizer, folder / "tokenizer.json")  # same subwords as the teacher
+        return _read_round(summary)["dev_f1"]
     cache = folder / "cache"
     if not cache.exists():
         shared_cache.mkdir(parents=True, exist_ok=True)
         cache.symlink_to(shared_cache.resolve(), target_is_directory=True)
-    state = train(recipe, folder, resume=(folder / "last.pt").exists(), progress=progress)
-    summary.write_text(json.dumps({"dev_f1": state.best_f1, "steps": state.step}))
+    state = train(recipe, folder, resume=(folder / "last.pt").exists(), progress=progress,
+                  tokenizer=tokenizer)  # same subwords as the teacher
+    _write_json(summary, {"dev_f1": state.best_f1, "steps": state.step})
     return state.best_f1
 
 
@@ -388,7 +387,7 @@ def _round_zero(recipe: Recipe, config: SelfTrainConfig, out: Path, cache: Path,
     name = str(config.teacher) if artifact else str(Path(config.teacher).resolve())
     summary = out / "round-0" / "round.json"
     if summary.exists():  # later rounds in `out` learnt from that teacher's labels
-        done = json.loads(summary.read_text())
+        done = _read_round(summary)
         if done.get("teacher") != name:
             raise ValueError(f"{out} was started with the teacher {done.get('teacher')}, not "
                              f"{name}: use another output folder")
@@ -400,8 +399,27 @@ def _round_zero(recipe: Recipe, config: SelfTrainConfig, out: Path, cache: Path,
     else:
         f1 = _checkpoint_f1(teacher)
     summary.parent.mkdir(parents=True, exist_ok=True)
-    summary.write_text(json.dumps({"dev_f1": f1, "teacher": name}))
+    _write_json(summary, {"dev_f1": f1, "teacher": name})
     return teacher, f1
+
+
+def _read_round(summary: Path) -> dict:
+    """A finished round's record (round.json), or ValueError naming it."""
+    try:
+        record = json.loads(summary.read_text(encoding="utf-8"))
+        f1 = record["dev_f1"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{summary}: not a finished round's record ({error!r}); remove it "
+                         f"to run the round again") from None
+    if isinstance(f1, bool) or not isinstance(f1, (int, float)):
+        raise ValueError(f"{summary}: dev_f1 must be a number, got {f1!r}; remove it to run "
+                         f"the round again")
+    return record
+
+
+def _write_json(path: Path, record: dict) -> None:
+    with atomic_writer(path) as handle:
+        handle.write(json.dumps(record, indent=2) + "\n")
 
 
 def selftrain(recipe: Recipe, config: SelfTrainConfig, out_dir: str | Path,
@@ -433,11 +451,13 @@ def selftrain(recipe: Recipe, config: SelfTrainConfig, out_dir: str | Path,
     if recover.is_artifact(best):
         log.info("no student beat the teacher %s on dev: no best.pt written", best)
     else:
-        shutil.copy(best, out / "best.pt")
-        shutil.copy(Path(best).parent / "tokenizer.json", out / "tokenizer.json")
+        for source, name in ((Path(best), "best.pt"),
+                             (Path(best).parent / "tokenizer.json", "tokenizer.json")):
+            with atomic_writer(out / name, binary=True) as handle, open(source, "rb") as data:
+                shutil.copyfileobj(data, handle)
     summary = {"rounds": history, "best_round": best_round, "best_dev_f1": best_f1,
                "config": dataclasses.asdict(config)}
-    (out / "selftrain.json").write_text(json.dumps(summary, indent=2))
+    _write_json(out / "selftrain.json", summary)
     return summary
 
 

@@ -27,6 +27,7 @@ import torch
 
 from punctum import artifact as artifacts
 from punctum import metrics
+from punctum.fileio import atomic_writer
 from punctum.models import build_model
 from punctum.models.losses import distill_loss
 from punctum.models.transformer_tagger import TransformerTagger
@@ -504,6 +505,20 @@ def score_weights(recipe: Recipe, weights: str | Path) -> dict:
                         device, recipe.train.dev_words)
 
 
+def _new_run_tokenizer(out: Path, tokenizer: str | Path | None) -> None:
+    """A new run's tokenizer.json: `tokenizer` copied in, or none, so that the recipe's is
+    made. One left by an attempt that failed before its first checkpoint (another recipe's,
+    or trained on data since fixed) would otherwise be trained with, silently."""
+    if int(os.environ.get("RANK", "0")) != 0:  # torchrun: the main process alone writes
+        return
+    path = out / TOKENIZER_NAME
+    if tokenizer is not None:
+        shutil.copy(tokenizer, path)
+    elif path.exists():
+        log.info("%s: from an earlier attempt at this run; made again for the recipe", path)
+        path.unlink()
+
+
 def _setup(recipe: Recipe, out: Path) -> _Run:
     device = resolve_device(recipe.train.device)
     dist = init_distributed(device)
@@ -521,19 +536,22 @@ def _setup(recipe: Recipe, out: Path) -> _Run:
 
 
 def train(recipe: Recipe, out_dir: str | Path, resume: bool = False,
-          progress: bool = True) -> RunState:
+          progress: bool = True, tokenizer: str | Path | None = None) -> RunState:
     """Train the recipe's model into `out_dir`; returns the final run state.
 
     A folder that holds a run (last.pt) is refused unless `resume`: its checkpoints would
     be replaced. Writes tokenizer.json, last.pt (every checkpoint_every steps), best.pt
     (best dev F1; the final weights when no dev evaluation ran), history.json and
-    curve.png.
+    curve.png. `tokenizer`: a new run's tokenizer file, instead of the recipe's
+    (self-training's student: its teacher's subwords).
     """
     out = Path(out_dir)
     if not resume and (out / "last.pt").exists():
         raise FileExistsError(f"{out}: holds a run already (last.pt); --resume continues it, "
                               f"or choose another --out")
     out.mkdir(parents=True, exist_ok=True)
+    if not resume:
+        _new_run_tokenizer(out, tokenizer)
     run = _setup(recipe, out)
     state = RunState()
     if resume and (out / "last.pt").exists():
@@ -548,6 +566,7 @@ def train(recipe: Recipe, out_dir: str | Path, resume: bool = False,
     except KeyboardInterrupt:
         if run.dist.main and stop.at_boundary:
             checkpoint.save_atomic(run.payload(state), out / "last.pt")
+            _write_history(out, state)
             log.warning("interrupted at step %d; resume with --resume", state.step)
         elif run.dist.main:
             log.warning("stopped at once; --resume continues from the last checkpoint")
@@ -639,6 +658,12 @@ def _after_step(run: _Run, state: RunState, losses: list[float], bar) -> None:
         _evaluate_and_select(run, state, float(np.mean(losses[-config.eval_every:])))
     if run.dist.main and (state.step % config.checkpoint_every == 0 or last):
         checkpoint.save_atomic(run.payload(state), run.out / "last.pt")
+        _write_history(run.out, state)  # as far as last.pt: an interrupted run's too
+
+
+def _write_history(out: Path, state: RunState) -> None:
+    with atomic_writer(out / "history.json") as handle:
+        handle.write(json.dumps(dataclasses.asdict(state), indent=1))
 
 
 def _finish(run: _Run, state: RunState) -> None:
@@ -646,7 +671,7 @@ def _finish(run: _Run, state: RunState) -> None:
     chose one (no dev set, fewer steps than eval_every, or no score above the start)."""
     if not (run.out / "best.pt").exists():
         checkpoint.save_atomic(run.payload(state), run.out / "best.pt")
-    (run.out / "history.json").write_text(json.dumps(dataclasses.asdict(state), indent=1))
+    _write_history(run.out, state)
     try:
         plot_curve(state.history, run.out / "curve.png")
     except ImportError:
