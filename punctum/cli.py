@@ -1136,7 +1136,9 @@ _FLAGS = {"ResegmentOptions.max_chars_per_line": "--max-chars",
           "ParquetOptions.batch_size": "--batch-size", "ParquetOptions.threads": "--threads",
           "ParquetOptions.column": "--column", "ParquetOptions.output_column": "--output-column",
           "FileOptions.text_key": "--text-key", "FileOptions.output_key": "--output-key",
-          "FileOptions.stream_lookahead": "--lookahead"}
+          "FileOptions.stream_lookahead": "--lookahead",
+          "SynthConfig.n_utterances": "-n", "GlueConfig.min_group": "--group-size MIN",
+          "GlueConfig.max_group": "--group-size MAX"}
 # fields set by one command's flags only
 _COMMAND_FLAGS = {"export": {"WindowConfig.size": "--window SIZE",
                              "WindowConfig.left": "--window LEFT",

@@ -152,10 +152,16 @@ class CtcVocabulary:
     def load(cls, path: str | Path) -> CtcVocabulary:
         from tokenizers import Tokenizer
 
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        extra = data.pop("punctum", {})
-        tokenizer = Tokenizer.from_str(json.dumps(data))
-        return cls(tokenizer, tuple(extra.get("marks", ())), extra.get("language", "en"))
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            extra = data.pop("punctum", {})
+            tokenizer = Tokenizer.from_str(json.dumps(data))
+            return cls(tokenizer, tuple(extra.get("marks", ())), extra.get("language", "en"))
+        except OSError:
+            raise
+        except Exception as error:  # JSON, shape or the tokenizers library's own errors
+            reason = " ".join(str(error).split())[:120] or type(error).__name__
+            raise ValueError(f"{path}: not a CTC vocabulary ({reason})") from None
 
 
 def _inventory_marks(language: str) -> tuple[str, ...]:

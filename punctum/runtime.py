@@ -789,6 +789,8 @@ def window_settings(settings, artifact: artifacts.Artifact, key: str) -> WindowC
 def _open_session(model_file: Path, threads: int):
     import onnxruntime
 
+    check_threads(threads)  # every session: the acoustic models' too
+
     options = onnxruntime.SessionOptions()
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
     if threads:

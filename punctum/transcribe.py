@@ -95,12 +95,23 @@ class Transcriber:
                              f"model (expected 'ctc_encoder')")
         self.model = model
         self.vocab = CtcVocabulary.load(model.tokenizer_file)
-        self.features = FeatureConfig(**model.meta["features"])
+        source = model.path / artifacts.ARTIFACT_FILE
+        features = model.meta.get("features")
+        try:
+            self.features = FeatureConfig(**features)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{source}: features must be an object of FeatureConfig's fields "
+                             f"({error})") from None
         self.normalization = model.meta.get("normalization", "utterance")
-        self.frame_shift = float(model.meta["frame_shift"])
-        self.chunk = float(model.meta["windows"]["chunk_seconds"])
+        self.frame_shift = _positive(model.meta.get("frame_shift"), "frame_shift", source)
+        self.chunk = _positive(model.meta["windows"]["chunk_seconds"], "windows.chunk_seconds",
+                               source)
         self.overlap = float(model.meta["windows"]["overlap_seconds"])
+        if not 0 <= self.overlap < self.chunk:
+            raise ValueError(f"{source}: windows.overlap_seconds must be in [0, chunk_seconds "
+                             f"= {self.chunk:g}), got {self.overlap:g}")
         self.session = _open_session(model.model_file, threads)
+        _check_feature_input(self.session, self.features.n_mels, source)
         self.punctuator = punctuator
         self.beam = beam
         if not self.vocab.marks and punctuator is None:
@@ -249,3 +260,19 @@ def dumps(result: Transcription, format: str, resegment_options=None, inventory=
     options = resegment_options or formats.ResegmentOptions()
     transcript = formats.resegment(to_transcript(result, format), options, inventory or "en")
     return formats.dumps(transcript)
+
+
+def _positive(value, name: str, source: Path) -> float:
+    """A positive finite number from punctum.json, or a ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not 0 < value < float("inf"):
+        raise ValueError(f"{source}: {name} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def _check_feature_input(session, n_mels: int, source: Path) -> None:
+    """The model's feature input takes n_mels values per frame (its last axis, when fixed)."""
+    width = session.get_inputs()[0].shape[-1]
+    if isinstance(width, int) and width != n_mels:
+        raise ValueError(f"{source}: features.n_mels is {n_mels}, but the model reads "
+                         f"{width} features per frame")

@@ -275,3 +275,25 @@ def test_cli_glue_and_its_one_line_errors(tmp_path, capsys):
                  "--no-progress"])
     error = capsys.readouterr().err
     assert code == 2 and error.count("\n") == 1 and "cannot decode audio" in error
+
+
+def test_a_rerun_removes_the_old_manifest_before_writing_audio(tmp_path, monkeypatch):
+    from punctum.audio import glue as glue_module
+
+    records = _corpus(tmp_path)
+    out = tmp_path / "out"
+    glue_corpus(records, out, GlueConfig(seed=0, workers=1))
+    assert (out / "manifest.jsonl").exists()
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(glue_module, "write_audio", stop)
+    with pytest.raises(KeyboardInterrupt):
+        glue_corpus(records, out, GlueConfig(seed=1, workers=1))
+    assert not (out / "manifest.jsonl").exists()  # none, rather than one for other audio
+
+
+def test_no_records_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="no records to glue"):
+        glue_corpus([], tmp_path / "out", GlueConfig())

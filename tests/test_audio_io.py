@@ -164,3 +164,31 @@ def test_truncated_flac_is_an_error_or_shorter(tmp_path):
 def test_rms():
     assert rms(np.zeros(0)) == 0.0
     assert rms(np.full(10, -0.5)) == pytest.approx(0.5)
+
+
+def test_write_audio_is_atomic(tmp_path, monkeypatch):
+    path = tmp_path / "a.flac"
+    write_audio(path, np.zeros(1600, dtype=np.float32))
+    before = path.read_bytes()
+
+    def refuse(*args, **kwargs):
+        raise soundfile.LibsndfileError(0, "System error.")
+
+    monkeypatch.setattr(soundfile, "write", refuse)
+    with pytest.raises(ValueError, match="a.flac: cannot encode the audio"):
+        write_audio(path, np.ones(1600, dtype=np.float32))
+    assert path.read_bytes() == before and sorted(tmp_path.iterdir()) == [path]
+
+
+def test_write_audio_over_a_folder_is_an_os_error(tmp_path):
+    (tmp_path / "b.flac").mkdir()
+    with pytest.raises(OSError):
+        write_audio(tmp_path / "b.flac", np.zeros(160, dtype=np.float32))
+    assert [p.name for p in tmp_path.iterdir()] == ["b.flac"]
+
+
+def test_chunks_that_never_advance_are_refused(tmp_path):
+    path = tmp_path / "c.wav"
+    write_audio(path, np.zeros(SAMPLE_RATE, dtype=np.float32))
+    with pytest.raises(ValueError, match="must be shorter than chunk_seconds"):
+        next(iter_audio_chunks(path, 2.0, 2.0))

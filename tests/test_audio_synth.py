@@ -313,3 +313,12 @@ def test_synth_resumes_only_its_own_corpus(tmp_path):
     with pytest.raises(ValueError, match="seed differ"):
         _check_settings(fresh, {"config": {"seed": 2}})
 
+
+
+def test_sentences_the_voices_cannot_say_are_left_out():
+    from punctum.audio.synth import split_utterances
+
+    texts = [u.text for u in split_utterances(
+        "x", "😀 😀 😀 was sent today. Hello there my friend. 你好 你好 你好. Café au lait for "
+        "three.", SynthConfig(max_sentences=1))]
+    assert texts == ["Hello there my friend.", "Café au lait for three."]

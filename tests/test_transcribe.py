@@ -238,3 +238,28 @@ def test_chunk_joins_neither_repeat_a_word_nor_go_back_in_time():
     assert [(w.word, w.start) for w in kept] == [("the", 10.0), ("cat", 10.2)]
     starts = [w.start for w in kept]
     assert starts == sorted(starts)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda m: m["windows"].update(overlap_seconds=6.0), "overlap_seconds must be in"),
+    (lambda m: m.update(frame_shift=-1), "frame_shift must be a positive number"),
+    (lambda m: m.pop("features"), "features must be an object"),
+    (lambda m: m["features"].update(colour=1), "features must be an object"),
+    (lambda m: m["features"].update(n_mels=m["features"]["n_mels"] + 8),
+     "features per frame"),
+])
+def test_a_broken_acoustic_model_is_named(acoustic, tmp_path, change, message):
+    import shutil
+
+    folder = tmp_path / "model"
+    shutil.copytree(acoustic[0], folder)
+    meta = json.loads((folder / "punctum.json").read_text())
+    change(meta)
+    (folder / "punctum.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match=message):
+        Transcriber.load(folder)
+
+
+def test_threads_are_bounded_for_acoustic_models(acoustic):
+    with pytest.raises(ValueError, match="threads must be a whole number"):
+        Transcriber.load(acoustic[0], threads=999_999)

@@ -382,15 +382,18 @@ def glue_corpus(records: list[ManifestRecord], out_dir: str | Path, config: Glue
 
     Args:
         records: utterances with speaker ids (audio, or text only for every record).
-        out_dir: output folder (created; an earlier manifest there is replaced).
+        out_dir: output folder (created; an earlier manifest there is removed before any
+            audio is written, and replaced at the end).
         config: mode, filters, group sizes, seed, workers.
         progress: tqdm progress bars on stderr.
 
     Raises:
-        ValueError: a record without a speaker id (mode glue, or concat_same_speaker), or a
-            corpus that mixes records with and without audio.
+        ValueError: no records, a record without a speaker id (mode glue, or
+            concat_same_speaker), or a corpus that mixes records with and without audio.
     """
     start = time.perf_counter()
+    if not records:
+        raise ValueError("no records to glue: the input manifest is empty")
     _check_records(records, config)
     _check_out_dir(records, Path(out_dir))
     workers = config.workers or os.cpu_count() or 1
@@ -405,6 +408,9 @@ def glue_corpus(records: list[ManifestRecord], out_dir: str | Path, config: Glue
         groups = [group for group in groups if len(group) > 1]
     out_dir = Path(out_dir)
     (out_dir / AUDIO_FOLDER).mkdir(parents=True, exist_ok=True)
+    # an earlier manifest goes before its audio is replaced: stopped half way, the folder
+    # holds no manifest rather than one that describes other audio
+    (out_dir / MANIFEST).unlink(missing_ok=True)
     jobs = [(number, [records[i] for i in group]) for number, group in enumerate(groups)]
     glued = _parallel(functools.partial(_glue_job, out_dir=out_dir, config=config), jobs,
                       workers, progress, "glue")

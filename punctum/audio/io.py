@@ -11,6 +11,7 @@ line naming the file.
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import os
 import sys
@@ -164,6 +165,9 @@ def iter_audio_chunks(path: str | Path, chunk_seconds: float, overlap_seconds: f
             rate, total = handle.samplerate, handle.frames
             size = int(round(chunk_seconds * rate))
             step = size - int(round(overlap_seconds * rate))
+            if step <= 0:  # chunks that never advance would be read for ever
+                raise ValueError(f"overlap_seconds ({overlap_seconds:g}) must be shorter "
+                                 f"than chunk_seconds ({chunk_seconds:g})")
             start = 0
             while True:
                 with notes.collect():
@@ -182,6 +186,8 @@ def iter_audio_chunks(path: str | Path, chunk_seconds: float, overlap_seconds: f
 
 def read_audio_header(path: Path) -> None:
     """The checks of `read_audio` that need no decoding: exists, known type, not empty."""
+    if path.is_dir():
+        raise ValueError(f"{path}: is a folder, expected an audio file")
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such audio file")
     if path.suffix.lower() not in EXTENSIONS:
@@ -204,15 +210,29 @@ def load_audio(path: str | Path, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
 def write_audio(path: str | Path, samples: np.ndarray, sample_rate: int = SAMPLE_RATE) -> None:
     """Write a mono signal as 16-bit audio (FLAC, WAV or OGG from the extension).
 
-    Samples outside [-1, 1] are clipped. The folder must exist.
+    Samples outside [-1, 1] are clipped. The file is encoded in memory and written
+    atomically (`fileio.atomic_writer`): a failure (a full disk) leaves no partial file
+    under its name, and an earlier file there stays whole.
+
+    Raises:
+        ValueError: another extension, or samples the encoder refuses.
+        OSError: the file cannot be written.
     """
+    from punctum.fileio import atomic_writer
+
     path = Path(path)
     samples = np.clip(np.asarray(samples, dtype=np.float32), -1.0, 1.0)
     fmt = {".flac": "FLAC", ".wav": "WAV", ".ogg": "OGG"}.get(path.suffix.lower())
     if fmt is None:
         raise ValueError(f"{path}: can write .flac, .wav or .ogg, not {path.suffix!r}")
     subtype = "VORBIS" if fmt == "OGG" else "PCM_16"
-    _soundfile().write(str(path), samples, sample_rate, format=fmt, subtype=subtype)
+    encoded = io.BytesIO()
+    try:
+        _soundfile().write(encoded, samples, sample_rate, format=fmt, subtype=subtype)
+    except RuntimeError as error:  # soundfile.LibsndfileError
+        raise ValueError(f"{path}: cannot encode the audio ({error})") from None
+    with atomic_writer(path, binary=True, compress=False) as handle:
+        handle.write(encoded.getvalue())
 
 
 def duration(samples: np.ndarray, sample_rate: int = SAMPLE_RATE) -> float:

@@ -26,8 +26,9 @@ import json
 import logging
 import os
 import time
+import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -183,13 +184,14 @@ def _slice(labelled: Labelled, span: range) -> Labelled:
                     labelled.pre[part], labelled.forms[part], labelled.abbreviated[part])
 
 
-def _sentence_groups(sentences: list[range], config: SynthConfig) -> list[list[range]]:
+def _sentence_groups(sentences: list[range], config: SynthConfig,
+                     dropped: Callable[[range], bool] | None = None) -> list[list[range]]:
     """Consecutive sentences grouped within max_words and max_sentences; sentences longer
-    than max_words end the current group and are dropped."""
+    than max_words, or `dropped`, end the current group and are left out."""
     groups: list[list[range]] = []
     current: list[range] = []
     for sentence in sentences:
-        too_long = len(sentence) > config.max_words
+        too_long = len(sentence) > config.max_words or bool(dropped and dropped(sentence))
         full = bool(current) and (
             sum(len(span) for span in current) + len(sentence) > config.max_words
             or len(current) == config.max_sentences)
@@ -207,12 +209,17 @@ def split_utterances(source: str, document: str, config: SynthConfig) -> list[Te
     """Cut a document into utterances of 1..max_sentences whole sentences.
 
     Sentences are added to an utterance while it stays within max_words; utterances with
-    fewer than min_words words, and sentences longer than max_words, are dropped. The text
-    is punctum's canonical form (`punctum.text.render`), sentence-initial words capitalised.
+    fewer than min_words words, and sentences longer than max_words, are dropped, as are
+    sentences with a word the English voices cannot say (no Latin letter or digit: emoji,
+    Chinese), whose label would name words the audio does not hold. The text is punctum's
+    canonical form (`punctum.text.render`), sentence-initial words capitalised.
     """
     labelled = parse(document)
     utterances = []
-    for group in _sentence_groups(sentence_spans(labelled), config):
+    def unspeakable(sentence: range) -> bool:
+        return not all(map(_speakable, labelled.words[sentence.start:sentence.stop]))
+
+    for group in _sentence_groups(sentence_spans(labelled), config, unspeakable):
         span = range(group[0].start, group[-1].stop)
         if len(span) < config.min_words:
             continue
@@ -221,6 +228,13 @@ def split_utterances(source: str, document: str, config: SynthConfig) -> list[Te
             split = text_split(labelled.words[span.start:span.stop], config.split_fractions)
             utterances.append(TextUtterance(source, text, len(span), split))
     return utterances
+
+
+def _speakable(word: str) -> bool:
+    """Whether an English voice says something for the word: it holds a Latin letter or a
+    digit ("café" and "3rd" do; "😀" and "你好" do not)."""
+    return any(char.isdigit() or (char.isalpha() and unicodedata.name(char, "").startswith(
+        "LATIN")) for char in word)
 
 
 def text_split(words: Sequence[str], fractions: tuple[float, ...]) -> str:
@@ -311,9 +325,7 @@ def _record(plan: UtterancePlan, audio_path: Path, n_samples: int) -> ManifestRe
 def _run_plan(plan: UtterancePlan, out_dir: Path, seed: int) -> ManifestRecord:
     samples = render_utterance(plan, seed)
     path = out_dir / AUDIO_FOLDER / f"{plan.id}.flac"
-    temporary = path.with_name(path.stem + ".tmp.flac")
-    write_audio(temporary, samples)
-    os.replace(temporary, path)  # a file under its final name is always complete
+    write_audio(path, samples)  # atomic: a file under its final name is always complete
     return _record(plan, path.resolve(), samples.size)
 
 
