@@ -216,6 +216,8 @@ def restore_transcript(transcript: Transcript, punctuator,
 def _turn_ends(doc: list[int], parsed: list[list[Labelled]],
                notes: list[Annotations]) -> list[int]:
     """Indexes (within the words of the cues `doc`) of the words a speaker's turn follows."""
+    if not any(notes[c].turns for c in doc):
+        return []
     ends, position = [], 0
     for c in doc:
         for t, words in enumerate(parsed[c]):
@@ -258,7 +260,7 @@ def _word_groups(cue: Cue, spaced_words: bool = True,
     for t, token in enumerate(cue.tokens):
         previous = cue.tokens[t - 1] if t else None
         if previous is not None and previous.text and token.text and not (
-                {t - 1, t} & kept_out) and (
+                kept_out and (t in kept_out or t - 1 in kept_out)) and (
                 (spaced and not previous.after and not token.before) if token.extra
                 else spaced_words and _tagged_piece(previous, token)):
             groups[-1].append(t)
