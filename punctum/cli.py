@@ -806,6 +806,8 @@ def _run_transcribe(args) -> int:
         raise ValueError("two audio files have the same name; their outputs would collide")
     several = len(args.audio) > 1
     into_folder = bool(args.output) and (several or _names_folder(args.output))
+    if into_folder and os.path.exists(args.output) and not os.path.isdir(args.output):
+        raise ValueError(f"-o {args.output}: is a file; several inputs need a folder")
     suffix = EXTENSIONS["whisper" if args.to == "json" else args.to]
     targets = [os.path.join(args.output, name + suffix) if into_folder else args.output
                for name in names]

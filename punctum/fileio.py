@@ -72,7 +72,11 @@ def atomic_writer(target: str | Path, binary: bool = False,
     temp = temporary_name(target)
     try:
         # os.open with 0o666 gives the file the umask's permissions (mkstemp would give 0o600)
-        with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as raw:
+        descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as error:  # name the file asked for, not the hidden temporary one
+        raise type(error)(error.errno, error.strerror, target) from None
+    try:
+        with open(descriptor, "wb") as raw:
             stream = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if compress else raw
             with stream if compress else contextlib.nullcontext(stream):
                 if binary:

@@ -39,3 +39,15 @@ def test_remove_stale_only_touches_the_targets_temporaries(tmp_path):
     (tmp_path / "last.pt").write_text("ok")
     assert remove_stale(tmp_path / "last.pt") == 1
     assert sorted(os.listdir(tmp_path)) == [f".other.pt.1234abcd{TEMP_SUFFIX}", "last.pt"]
+
+
+def test_an_unwritable_target_is_named_not_its_temporary_file(tmp_path, monkeypatch):
+    def refuse(path, *args):
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr(os, "open", refuse)
+    with pytest.raises(PermissionError) as caught:
+        with atomic_writer(tmp_path / "out.txt") as handle:
+            handle.write("x")
+    assert caught.value.filename == os.path.realpath(tmp_path / "out.txt")
+    assert TEMP_SUFFIX not in str(caught.value)

@@ -263,3 +263,12 @@ def test_a_broken_acoustic_model_is_named(acoustic, tmp_path, change, message):
 def test_threads_are_bounded_for_acoustic_models(acoustic):
     with pytest.raises(ValueError, match="threads must be a whole number"):
         Transcriber.load(acoustic[0], threads=999_999)
+
+
+def test_several_inputs_into_an_existing_file_is_one_line(acoustic, tmp_path, capsys):
+    target = tmp_path / "out.txt"
+    target.write_text("keep me")
+    assert main(["transcribe", "a.wav", "b.wav", "-m", str(acoustic[0]), "-o",
+                 str(target)]) == 2
+    assert "is a file; several inputs need a folder" in capsys.readouterr().err
+    assert target.read_text() == "keep me"
