@@ -39,7 +39,11 @@ def _kept(text: str, markup: bool = False) -> tuple[list[str], list[str]]:
     ("i was there [door slams] and (laughs). then", ["[door", "slams]", "(laughs)."], []),
     ("[music]", ["[music]"], []),
     ("hello\n- hi\nMARY: ok", ["-", "MARY:"], ["-", "MARY:"]),
-    ("- first speaker\n- second", ["-", "-"], ["-"]),  # a cue's first dash opens no turn
+    ("- first speaker\nand more", ["-"], []),  # a lone first-line dash opens no turn
+    ("- first speaker\n- second", ["-", "-"], ["-", "-"]),  # two dashed lines: two turns
+    ("NARRATOR (V.O.): it was cold", ["NARRATOR", "(V.O.):"], ["NARRATOR"]),
+    ("HOST [laughing]: welcome back", ["HOST", "[laughing]:"], ["HOST"]),
+    ("[SPEAKER_00]: so we went", ["[SPEAKER_00]:"], ["[SPEAKER_00]:"]),
 ])
 def test_annotations_are_found(text, kept, turns):
     assert _kept(text) == (kept, turns)
@@ -54,6 +58,8 @@ def test_annotations_are_found(text, kept, turns):
     "so we said (and we meant it",
     "12: the number",  # a label starts with a letter
     "hello world",
+    "the key point: people trust it",  # lowercase words before a colon are running text
+    "he said (and i quote) that it was fine",  # three words in parentheses are text
 ])
 def test_plain_text_holds_no_annotations(text):
     assert _kept(text) == ([], [])
@@ -61,7 +67,7 @@ def test_plain_text_holds_no_annotations(text):
 
 def test_a_label_does_not_run_across_a_line_break():
     assert _kept("- hi\nMARY: ok") == (["-", "MARY:"], ["MARY:"])
-    assert _kept("well\nhi there: x") == (["hi", "there:"], ["hi"])
+    assert _kept("well\nMary Jane: x") == (["Mary", "Jane:"], ["Mary"])
     assert _kept("so well hi there: x") == ([], [])
 
 
@@ -219,3 +225,34 @@ def test_the_module_example_runs():
     from punctum.formats import annotations
 
     assert doctest.testmod(annotations).failed == 0
+
+
+def test_a_dialogue_goes_on_across_cues():
+    srt = ("1\n00:00:01,000 --> 00:00:02,000\n- so you were at home\n- yes i was\n\n"
+           "2\n00:00:02,000 --> 00:00:03,000\n- and nobody can confirm that\n\n"
+           "3\n00:00:03,000 --> 00:00:04,000\n- my wife can\n")
+    punctuator = SilentPunctuator("")
+    out = formats.restore_transcript(formats.loads(srt, "srt"), punctuator, RestoreOptions())
+    assert [c.text for c in out.cues] == ["- So you were at home.\n- Yes i was.",
+                                          "- And nobody can confirm that.", "- My wife can."]
+
+
+def test_escaped_turn_marks_in_webvtt_are_turns():
+    vtt = ("WEBVTT\n\n00:00:01.000 --> 00:00:02.000\n&gt;&gt; good evening and welcome\n\n"
+           "00:00:02.000 --> 00:00:03.000\n&gt;&gt; thank you\n")
+    out = formats.restore_transcript(formats.loads(vtt, "vtt"), SilentPunctuator(""),
+                                     RestoreOptions())
+    assert [c.text for c in out.cues] == ["&gt;&gt; Good evening and welcome.",
+                                          "&gt;&gt; Thank you."]
+
+
+def test_crlf_lines_with_annotations_come_back_once_ended(tiny_artifact):
+    from fastapi.testclient import TestClient
+
+    from punctum.serve import create_app
+    from punctum.serve.config import ServeConfig
+
+    with TestClient(create_app(ServeConfig(models=[str(tiny_artifact)]))) as client:
+        text = client.post("/v1/restore", json={"text": "JOHN: hello\r\nMARY: hi\r\n"}
+                           ).json()["text"]
+    assert text.count("\r") == 2 and "\r\r" not in text

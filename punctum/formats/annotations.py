@@ -26,8 +26,8 @@ standard library and `formats.transcript` only.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from punctum.formats.transcript import Cue, Token, split_tokens
 
@@ -51,7 +51,8 @@ _MAY_HOLD = re.compile(r"[:\[(]|^\s*(?:>>|[-–—‐](?:\s|$))")
 # A token (one a line of `texts`) that may be (part of) an annotation: one ending in a
 # colon, opening a bracket, a dash or ">>" alone, or a time ("00:01:02").
 _MAY_ANNOTATE = re.compile(r":$|^[\[(]|^(?:[-–—‐]|>>>?)$|^\d+:", re.MULTILINE)
-_BRACKET_TOKENS = 8  # words a sound description may hold
+_BRACKET_TOKENS = 8  # words a sound description in square brackets may hold
+_PAREN_TOKENS = 2  # ... in parentheses ("(laughs)", "(door slams)")
 _TRAILING = ":,.;?!"  # marks after a closing bracket ("[laughs].")
 
 
@@ -74,15 +75,22 @@ class Annotations:
 NONE = Annotations()
 
 
-def find_annotations(tokens: Sequence[Token]) -> Annotations:
-    """The annotations among a cue's tokens (see the module docstring)."""
+def find_annotations(tokens: Sequence[Token],
+                     decode: Callable[[str], str] | None = None) -> Annotations:
+    """The annotations among a cue's tokens (see the module docstring); `decode`: how a
+    token's text reads (subtitles: character references decoded, "&gt;&gt;" is ">>")."""
     texts = [token.text for token in tokens]
+    if decode is not None and any("&" in text for text in texts):
+        texts = [decode(text) for text in texts]
     if not _MAY_ANNOTATE.search("\n".join(texts)):  # most cues: one search, in C
         return NONE
     kept: set[int] = set()
     turns: set[int] = set()
-    for number, (start, end) in enumerate(_lines(tokens)):
-        _line_prefix(texts[start:end], start, kept, turns, first_line=number == 0)
+    lines = _lines(tokens)
+    dialogue = sum(texts[start] in _DASHES for start, _ in lines) >= 2
+    for number, (start, end) in enumerate(lines):
+        _line_prefix(texts[start:end], start, kept, turns,
+                     first_line=number == 0 and not dialogue)
     _bracket_groups(texts, kept)
     dashes = {t for t in kept if texts[t] in _DASHES}
     return Annotations(frozenset(kept), frozenset(turns), frozenset(dashes))
@@ -118,6 +126,20 @@ def _lines(tokens: Sequence[Token]) -> list[tuple[int, int]]:
     return [(start, end) for start, end in lines]
 
 
+def continues_dialogue(previous: Sequence[Token], previous_note: Annotations,
+                       tokens: Sequence[Token], note: Annotations) -> Annotations:
+    """`note` with the dash on its cue's first line opening a turn when the cue before
+    ended on a dashed line (a dialogue that goes on across cues: "- And nobody can
+    confirm that" / "- My wife can")."""
+    lines, before = _lines(tokens), _lines(previous)
+    if not lines or not before:
+        return note
+    first, last_start = lines[0][0], before[-1][0]
+    if first in note.dashes and first not in note.turns and last_start in previous_note.dashes:
+        return replace(note, turns=note.turns | {first})
+    return note
+
+
 def _breaks(gap: str) -> bool:
     return "\n" in gap or "<br" in gap.lower()
 
@@ -125,9 +147,9 @@ def _breaks(gap: str) -> bool:
 def _line_prefix(line: list[str], offset: int, kept: set[int], turns: set[int],
                  first_line: bool) -> None:
     """Mark the line's leading timestamps, turn mark and speaker label (`line`: the texts
-    of its tokens, the first of which is token `offset` of the cue). A dialogue dash on a
-    cue's first line opens no turn: the first speaker of a two-speaker cue may go on from
-    the cue before."""
+    of its tokens, the first of which is token `offset` of the cue). A dialogue dash on the
+    first line of a cue with no other dashed line opens no turn (`first_line`): that
+    speaker may go on from the cue before; in a cue of two dashed lines both open one."""
     index = 0
     while index < len(line) and _is_timestamp(line, index):
         index = _timestamp_end(line, index)
@@ -161,29 +183,47 @@ def _timestamp_end(texts: list[str], index: int) -> int:
 
 
 def _label_end(texts: list[str], index: int) -> int | None:
-    """One past a speaker label starting at index ("SPEAKER_00:", "Dr. Smith:", "Speaker 1
-    (00:03):"), or None."""
-    length = -1
+    """One past a speaker label starting at index, or None: 1-3 words and a colon, where
+    the words are a name's ("SPEAKER_00:", "Dr. Smith:", "Speaker 1:", "JOHN:": a capital,
+    digit or underscore) or one lowercase word ("agent:"; "the key point:" is text), maybe
+    qualified by a bracket before the colon ("NARRATOR (V.O.):", "Speaker 1 (00:03):"), or
+    a bracketed name and a colon (WhisperX's "[SPEAKER_00]:")."""
+    if index >= len(texts):
+        return None
+    end = _bracket_end(texts, index)
+    if end is not None and texts[end - 1].endswith(("]:", "):")):
+        name = _content(texts, index, end).split()
+        return end if 0 < len(name) <= _LABEL_WORDS and _names(name) else None
+    length, words = -1, []
     for k in range(index, min(index + _LABEL_WORDS + 1, len(texts))):
         text = texts[k]
         length += len(text) + 1
         if length > _LABEL_CHARS + 1:
             return None
-        if k > index and _TIMED_LABEL_END.fullmatch(text):
-            return k + 1
+        qualifier = _bracket_end(texts, k) if k > index else None
+        if qualifier is not None and texts[qualifier - 1].endswith(("]:", "):")):
+            return qualifier if _names(words) else None
         colon = text.endswith(":")
         core = text[:-1] if colon else text
         pattern = _LABEL_FIRST if k == index else _LABEL_MORE
         if k - index == _LABEL_WORDS or not core or not pattern.fullmatch(core):
             return None
+        words.append(core)
         if colon:
-            return k + 1
+            return k + 1 if _names(words) else None
     return None
+
+
+def _names(words: list[str]) -> bool:
+    """Whether label words read as a speaker's name or role rather than running text."""
+    return len(words) == 1 or any(
+        char.isupper() or char.isdigit() or char == "_" for word in words for char in word)
 
 
 def _bracket_groups(texts: list[str], kept: set[int]) -> None:
     """Mark "[door slams]", "(laughs)", "[00:05]": a bracket opened at a token's start and
-    closed at a token's end within _BRACKET_TOKENS tokens, holding a letter or a time."""
+    closed at a token's end, holding a letter or a time: square brackets up to
+    _BRACKET_TOKENS tokens, parentheses up to _PAREN_TOKENS ("(and i quote)" is text)."""
     index = 0
     while index < len(texts):
         end = _bracket_end(texts, index)
@@ -191,7 +231,9 @@ def _bracket_groups(texts: list[str], kept: set[int]) -> None:
             index += 1
             continue
         content = _content(texts, index, end)
-        if any(char.isalpha() for char in content) or _TIME_CONTENT.fullmatch(content):
+        timed = bool(_TIME_CONTENT.fullmatch(content))
+        short = texts[index][0] == "[" or end - index <= _PAREN_TOKENS
+        if timed or (short and any(char.isalpha() for char in content)):
             kept.update(range(index, end))
         index = end
 

@@ -9,7 +9,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from punctum.formats.annotations import NONE, Annotations, annotated_cue, find_annotations
+from punctum.formats.annotations import (
+    NONE,
+    Annotations,
+    annotated_cue,
+    continues_dialogue,
+    find_annotations,
+)
 from punctum.formats.rolling import repeated_tokens, without_repeats
 from punctum.formats.transcript import (
     INDEPENDENT_CUES,
@@ -148,8 +154,8 @@ def restore_lines(punctuator, lines: Sequence[str], options: RestoreOptions) -> 
     annotated = tuple(cue for cue in cues if cue is not None)
     restored_cues = iter(restore_transcript(Transcript("text", annotated), punctuator,
                                             options).cues if annotated else ())
-    for cue in cues:
-        yield next(restored_plain) if cue is None else next(restored_cues).text
+    for cue in cues:  # stripped as `Punctuator.restore_lines` strips ("\r" of CRLF lines)
+        yield next(restored_plain) if cue is None else next(restored_cues).text.strip()
 
 
 
@@ -182,8 +188,8 @@ def restore_transcript(transcript: Transcript, punctuator,
     copies = repeated_tokens(transcript)  # roll-up captions: each word to the model once
     original, transcript = transcript, _without(transcript, copies)
     model_text = decode_references if subtitles else str
-    notes = [find_annotations(cue.tokens) if options.annotations else NONE
-             for cue in transcript.cues]
+    notes = _notes(original, copies, model_text) if options.annotations else \
+        [NONE] * len(transcript.cues)
     groups = [_word_groups(cue, inventory.word_unit == "word", note.kept_out)
               for cue, note in zip(transcript.cues, notes)]
     cache: dict[str, Labelled] = {}
@@ -211,6 +217,23 @@ def restore_transcript(transcript: Transcript, punctuator,
         texts = {(c, t): encode_like(text, original.cues[c].tokens[t].text)
                  for (c, t), text in texts.items()}
     return _with_texts(original, texts)
+
+
+def _notes(transcript: Transcript, copies: dict, decode) -> list[Annotations]:
+    """Each cue's annotations, found in the cues as written (a roll-up cue's repeated line
+    is still its first line; a first-line dash after a cue that ended on one opens a turn,
+    `annotations.continues_dialogue`); a repeated line's turn was taken where it first
+    appeared."""
+    cues = transcript.cues
+    notes = [find_annotations(cue.tokens, decode) for cue in cues]
+    for c in range(1, len(cues)):
+        if notes[c].dashes and notes[c - 1].dashes:
+            notes[c] = continues_dialogue(cues[c - 1].tokens, notes[c - 1], cues[c].tokens,
+                                          notes[c])
+    if copies:
+        notes = [replace(note, turns=frozenset(t for t in note.turns if (c, t) not in copies))
+                 for c, note in enumerate(notes)]
+    return notes
 
 
 def _turn_ends(doc: list[int], parsed: list[list[Labelled]],
