@@ -158,8 +158,9 @@ def write_ensemble(members: Sequence[str], out: str | Path, name: str = "") -> P
 
     Raises:
         ValueError: fewer than two members, an ensemble among them, members whose
-            labels differ, or an `out` folder that holds a model (a member's, perhaps)
-            whose punctum.json the ensemble's would replace.
+            labels differ, a member whose model cannot be loaded (a corrupt model.onnx), or
+            an `out` folder that holds a model (a member's, perhaps) whose punctum.json the
+            ensemble's would replace.
         FileNotFoundError: a member cannot be found.
     """
     if len(members) < 2:
@@ -174,6 +175,8 @@ def write_ensemble(members: Sequence[str], out: str | Path, name: str = "") -> P
         if (meta["inventory"], meta.get("case_labels")) != (read[0].meta["inventory"],
                                                             read[0].meta.get("case_labels")):
             raise ValueError(f"{member}: predicts other labels than {members[0]}")
+    for artifact in read:  # a member that cannot run is refused now, not at restore time
+        Punctuator(artifact, threads=1, post_bias={})
     _check_out_holds_no_model(out)
     bundled = set(artifacts.available_models())
     stored = [m if m in bundled and not Path(m).is_dir()

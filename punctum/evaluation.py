@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,6 +178,11 @@ def load_tsv_by_id(path: str | Path, ids: list[str], language: str | Inventory =
     if unknown:
         raise ValueError(f"{path}: {len(unknown)} utterance id(s) not in the reference "
                          f"(first: {unknown[0]!r})")
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        logging.getLogger(__name__).warning(
+            "%s: no row for %d of the reference's %d utterance ids (first: %r); their words "
+            "are scored as deleted", path, len(missing), len(ids), missing[0])
     return _join_units([parse(by_id.get(i, ""), language) for i in ids])
 
 

@@ -128,3 +128,14 @@ def test_an_ensemble_pins_its_members_windows(pair, tmp_path):
     update_meta(pinned, {"member_windows": {"en-tiny": {"size": 64}}})
     with pytest.raises(ValueError, match=r"pinned/punctum.json: member_windows.en-tiny must be"):
         Punctuator.load(pinned)
+
+
+def test_a_member_that_cannot_load_is_refused_at_once(tiny_artifact, tmp_path):
+    import shutil
+
+    broken = tmp_path / "broken"
+    shutil.copytree(tiny_artifact, broken)
+    (broken / "model.onnx").write_bytes((broken / "model.onnx").read_bytes()[:1000])
+    with pytest.raises(ValueError, match="model.onnx"):
+        write_ensemble([str(tiny_artifact), str(broken)], tmp_path / "ensemble")
+    assert not (tmp_path / "ensemble").exists()

@@ -214,3 +214,10 @@ def test_a_different_text_is_warned_about(tmp_path, caplog):
     assert main(["eval", "--ref", str(tmp_path / "ref.txt"), "--hyp",
                  str(tmp_path / "hyp.txt")]) == 0
     assert "is it a restoring of the same text?" in caplog.text
+
+
+def test_a_hypothesis_tsv_missing_ids_is_warned_about(tmp_path, caplog):
+    ref = _write(tmp_path, "ref.tsv", "utt_id\ttext\na\tOne, two.\nb\tThree four?\n")
+    hyp = _write(tmp_path, "hyp.tsv", "utt_id\ttext\na\tOne, two.\n")
+    evaluate_files(ref, hyp, EvalOptions())
+    assert "no row for 1 of the reference's 2 utterance ids (first: 'b')" in caplog.text
