@@ -660,7 +660,7 @@ def _add_calibrate(subparsers) -> None:
 
 def _run_calibrate(args) -> int:
     from punctum.artifact import read_artifact, update_meta
-    from punctum.calibration import decision_record, fit_on_dev
+    from punctum.calibration import bias_vector, decision_record, fit_on_dev
     from punctum.evaluation import load_scored
     from punctum.runtime import Punctuator
 
@@ -673,6 +673,18 @@ def _run_calibrate(args) -> int:
     dev = load_scored(args.dev, args.dev_format, punctuator.inventory)
     decision = punctuator.artifact.meta.get("decision") or {}
     own = decision.get("post_bias") if isinstance(decision, dict) else None
+    reason = None  # the model's own biases are a second start, when they are valid ones
+    if own is not None and not isinstance(own, dict):
+        reason = "post_bias must be an object of mark -> number"
+    elif own is not None:
+        try:
+            bias_vector(punctuator.post_labels, own)
+        except ValueError as error:
+            reason = str(error)
+    if reason is not None:
+        logging.getLogger("punctum.calibrate").warning(
+            "%s: decision.%s; fitting from no offsets alone", folder / "punctum.json", reason)
+        own = None
     fit = fit_on_dev(punctuator, dev, starts=[own] if isinstance(own, dict) else [])
     print(f"{fit.words:,} dev words: overall punctuation F1 {fit.f1_before * 100:.2f} -> "
           f"{fit.f1_after * 100:.2f} with biases "

@@ -223,3 +223,15 @@ def test_the_ascent_also_starts_from_given_offsets_and_keeps_the_best_end():
     at_start = micro_f1((np.log(probs) + bias_vector(labels, start)).argmax(-1), ref)
     assert both.f1_after >= max(alone.f1_after, at_start)
     assert both.f1_before == alone.f1_before  # still measured without offsets
+
+
+@pytest.mark.parametrize("decision", [{"post_bias": {"COMMA": float("nan")}},
+                                      {"post_bias": [1, 2]}])
+def test_calibrate_refits_over_broken_biases(tiny_artifact, tmp_path, caplog, decision):
+    folder = _copy(tiny_artifact, tmp_path / "model")
+    _set_decision(folder, decision)
+    dev = tmp_path / "dev.txt"
+    dev.write_text("So, what do you think? I think it's great. We went home.\n" * 20)
+    assert main(["calibrate", str(folder), "--dev", str(dev)]) == 0
+    assert "punctum.json: decision.post_bias" in caplog.text
+    Punctuator.load(folder)  # the biases written in their place load
