@@ -31,7 +31,7 @@ from typing import TextIO
 
 from punctum import formats
 from punctum.fileio import TEMP_SUFFIX, atomic_writer, printable, standard_stream
-from punctum.formats.annotations import words_outside
+from punctum.formats.annotations import find_annotations, words_outside
 from punctum.runtime import LONG_LINE_PART, RestoreOptions, cpu_count
 from punctum.text import separator, whitespace_tokens
 
@@ -348,8 +348,22 @@ def _restore_lines(punctuator, lines: Iterable[str], options: RestoreOptions,
         if punctuator.is_long_line(line):
             yield from _json_long_line(punctuator, line, options)
             continue
-        result = punctuator.restore_detailed([line], options)[0]
-        yield json.dumps(result.to_dict(), ensure_ascii=False) + "\n"
+        yield json.dumps(json_line(punctuator, line, options), ensure_ascii=False) + "\n"
+
+
+def json_line(punctuator, line: str, options: RestoreOptions) -> dict:
+    """One text line as --json writes it: the restored text and its words. A line holding
+    annotations (`formats.annotations`: "agent: hello [laughs]") gives the model the words
+    outside them, as restoring it as text does; its text has them in place, and they are
+    listed under "annotations"."""
+    tokens = formats.split_tokens(line)
+    kept = find_annotations(tokens).kept_out if options.annotations else frozenset()
+    if not kept:
+        return punctuator.restore_detailed([line], options)[0].to_dict()
+    words = " ".join(t.text for i, t in enumerate(tokens) if t.text and i not in kept)
+    record = punctuator.restore_detailed([words], options)[0].to_dict()
+    text = next(formats.restore_lines(punctuator, [line], options))
+    return {**record, "text": text, "annotations": [tokens[i].text for i in sorted(kept)]}
 
 
 def _chunks(items: Iterable[str], size: int) -> Iterator[list[str]]:

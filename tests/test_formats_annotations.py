@@ -256,3 +256,29 @@ def test_crlf_lines_with_annotations_come_back_once_ended(tiny_artifact):
         text = client.post("/v1/restore", json={"text": "JOHN: hello\r\nMARY: hi\r\n"}
                            ).json()["text"]
     assert text.count("\r") == 2 and "\r\r" not in text
+
+
+def test_json_output_lists_annotations_and_the_words_the_model_read(tiny_artifact, capsys):
+    import json
+
+    assert main(["restore", "--model", str(tiny_artifact), "--json",
+                 "agent: hello there [laughs]"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["text"].startswith("agent: ") and record["text"].endswith(" [laughs]")
+    assert [w["word"] for w in record["words"]] == ["hello", "there"]
+    assert record["annotations"] == ["agent:", "[laughs]"]
+
+
+def test_api_words_list_annotations_per_text(tiny_artifact):
+    from fastapi.testclient import TestClient
+
+    from punctum.serve import create_app
+    from punctum.serve.config import ServeConfig
+
+    with TestClient(create_app(ServeConfig(models=[str(tiny_artifact)]))) as client:
+        body = client.post("/v1/restore", json={"text": "agent: hello\nbob: hi [laughs]",
+                                                "words": True}).json()
+    detail = body["details"][0]
+    assert detail["annotations"] == ["agent:", "bob:", "[laughs]"]
+    assert [w["word"] for w in detail["words"]] == ["hello", "hi"]
+    assert body["text"].split("\n")[1].startswith("bob: ")

@@ -55,8 +55,8 @@ class RestoreRequest(BaseModel):
     keep_existing: bool = Field(False, description="keep marks and case already present")
     annotations: bool = Field(True, description="keep speaker labels (JOHN:), dialogue "
                               "dashes, >>, [sound descriptions] and line-start timestamps as "
-                              "written, a speaker's turn starting a sentence (with words=true "
-                              "text lines read them as words)")
+                              "written, a speaker's turn starting a sentence; with words=true "
+                              "each text lists them under 'annotations'")
     words: bool = Field(False, description="also answer each word's mark, case and "
                         "probabilities (format 'text' only)")
     format: Literal[FORMATS] = Field(  # type: ignore[valid-type]
@@ -249,8 +249,11 @@ def _rejoin(restored: list, lines: list[list[str]], detailed: bool) -> list:
         if not detailed:
             out.append(text)
             continue
-        out.append({**part[0], "text": text,
-                    "words": [w for p in part for w in p.get("words", [])]})
+        joined = {**part[0], "text": text,
+                  "words": [w for p in part for w in p.get("words", [])]}
+        if any("annotations" in p for p in part):
+            joined["annotations"] = [a for p in part for a in p.get("annotations", [])]
+        out.append(joined)
     return out
 
 
@@ -324,11 +327,13 @@ def _request_texts(body: RestoreRequest) -> list[str]:
 async def _restore_lines(state: ServerState, name: str, lines: list[str],
                          options: RestoreOptions, detailed: bool) -> list:
     """Lines restored by the model's batcher, those holding annotations (`formats.annotations`,
-    unless options or `detailed` say otherwise) on its worker thread as transcript lines."""
+    unless options say otherwise) on its worker thread as transcript lines (`detailed`: as
+    `punctum restore --json` gives them, with their "annotations")."""
     from punctum import formats
+    from punctum.batch import json_line
     from punctum.formats.annotations import annotated_cue
 
-    marked = ([] if detailed or not options.annotations else
+    marked = ([] if not options.annotations else
               [i for i, line in enumerate(lines) if annotated_cue(line) is not None])
     skip = set(marked)
     plain = [line for i, line in enumerate(lines) if i not in skip]
@@ -336,8 +341,10 @@ async def _restore_lines(state: ServerState, name: str, lines: list[str],
                 if plain else [])
     if not marked:
         return restored
-    annotated = await state.run_document(name, lambda: list(formats.restore_lines(
-        state.punctuators[name], [lines[i] for i in marked], options)))
+    punctuator, chosen = state.punctuators[name], [lines[i] for i in marked]
+    annotated = await state.run_document(name, lambda: (
+        [json_line(punctuator, line, options) for line in chosen] if detailed
+        else list(formats.restore_lines(punctuator, chosen, options))))
     by_index = dict(zip(marked, annotated))
     rest = iter(restored)
     return [by_index[i] if i in by_index else next(rest) for i in range(len(lines))]
