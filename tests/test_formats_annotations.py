@@ -44,6 +44,8 @@ def _kept(text: str, markup: bool = False) -> tuple[list[str], list[str]]:
     ("NARRATOR (V.O.): it was cold", ["NARRATOR", "(V.O.):"], ["NARRATOR"]),
     ("HOST [laughing]: welcome back", ["HOST", "[laughing]:"], ["HOST"]),
     ("[SPEAKER_00]: so we went", ["[SPEAKER_00]:"], ["[SPEAKER_00]:"]),
+    ("Speaker 1  0:03", ["Speaker", "1", "0:03"], ["Speaker"]),  # Otter's heading line
+    ("John Smith (1:02:03)", ["John", "Smith", "(1:02:03)"], ["John"]),
 ])
 def test_annotations_are_found(text, kept, turns):
     assert _kept(text) == (kept, turns)
@@ -51,6 +53,7 @@ def test_annotations_are_found(text, kept, turns):
 
 @pytest.mark.parametrize("text", [
     "at 10:30 we met",  # a time of day without seconds is a word
+    "at 10:30",  # a lowercase word and a time is no heading
     "one two three four: x",  # four words before a colon are no label
     "http://example.com is a site",
     "(a)b c",  # closed inside a token

@@ -10,6 +10,7 @@ transcripts write who speaks and what is heard beside what is said:
     i was there [door slams] (laughs)     sound descriptions in brackets, anywhere
     [00:01:02] agent: hello               a timestamp at a line start (hh:mm:ss or mm:ss.fff
                                           bare; any time in brackets: "[00:00.000 --> 00:05.000]")
+    Speaker 1  0:03                       a name and a time alone on a line (Otter's heading)
 
 `find_annotations` tells which tokens of a cue are such annotations (`kept_out`: they never
 reach the model and are written back as they are, where the model made "JOHN:" "John" and
@@ -42,6 +43,7 @@ _TIME = r"\d{1,2}(?::\d{2}){1,2}(?:[.,]\d{1,3})?"
 _BARE_TIME = re.compile(r"\d{1,2}(?::\d{2}){2}(?:[.,]\d{1,3})?|\d{1,2}:\d{2}[.,]\d{1,3}")
 # A bracket's content reads as a time or time range: digits, colons, separators, arrows.
 _TIME_CONTENT = re.compile(rf"{_TIME}(?:\s*(?:-->|-|–|to)\s*{_TIME})?")
+_SHORT_TIME = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?")
 _TIMED_LABEL_END = re.compile(rf"[(\[]{_TIME}[)\]]:")  # Rev's "Speaker 1 (00:03):"
 _DASHES = frozenset({"-", "–", "—", "‐"})
 _TURN_MARKS = frozenset({">>", ">>>"})
@@ -150,6 +152,10 @@ def _line_prefix(line: list[str], offset: int, kept: set[int], turns: set[int],
     of its tokens, the first of which is token `offset` of the cue). A dialogue dash on the
     first line of a cue with no other dashed line opens no turn (`first_line`): that
     speaker may go on from the cue before; in a cue of two dashed lines both open one."""
+    if _is_heading(line):  # Otter's "Speaker 1  0:03" above the turn's text
+        kept.update(range(offset, offset + len(line)))
+        turns.add(offset)
+        return
     index = 0
     while index < len(line) and _is_timestamp(line, index):
         index = _timestamp_end(line, index)
@@ -166,6 +172,15 @@ def _line_prefix(line: list[str], offset: int, kept: set[int], turns: set[int],
     if turn is not None:
         kept.add(offset + turn)
         turns.add(offset + turn)
+
+
+def _is_heading(line: list[str]) -> bool:
+    """Whether a line is a speaker's name (capitalised, 1-3 words) and a time alone."""
+    *name, time = line
+    return (0 < len(name) <= _LABEL_WORDS and bool(_SHORT_TIME.fullmatch(time.strip("[]()")))
+            and bool(_LABEL_FIRST.fullmatch(name[0]))
+            and all(_LABEL_MORE.fullmatch(word) for word in name[1:])
+            and any(char.isupper() or char.isdigit() for word in name for char in word))
 
 
 def _is_timestamp(texts: list[str], index: int) -> bool:
