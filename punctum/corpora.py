@@ -69,7 +69,12 @@ def rereadable(path: str | Path) -> Iterator[str | Path]:
         try:
             yield copy
         except ValueError as error:  # UnicodeDecodeError too: a one-line message
-            raise ValueError(str(error).replace(str(copy), str(path))) from None
+            message = str(error).replace(str(copy), str(path))
+            try:
+                renamed = type(error)(message)  # NotUtf8Error stays one
+            except TypeError:
+                renamed = ValueError(message)
+            raise renamed from None
 
 
 def gunzipped(handle: io.BufferedReader) -> io.BufferedIOBase:

@@ -161,8 +161,9 @@ def _load_scored(path: str | Path, fmt: str, language: str | Inventory,
 
 
 def load_tsv_by_id(path: str | Path, ids: list[str], language: str | Inventory = "en",
-                   text_column: str = "text") -> ScoredFile:
-    """A hypothesis TSV ordered by the reference's utterance ids (missing ids are empty).
+                   text_column: str = "text", name: str | None = None) -> ScoredFile:
+    """A hypothesis TSV ordered by the reference's utterance ids (missing ids are empty;
+    `name`: the file as messages call it, when `path` is a copy of a pipe).
 
     Raises:
         ValueError: an id given twice, or ids the reference does not have (their words
@@ -182,7 +183,7 @@ def load_tsv_by_id(path: str | Path, ids: list[str], language: str | Inventory =
     if missing:
         logging.getLogger(__name__).warning(
             "%s: no row for %d of the reference's %d utterance ids (first: %r); their words "
-            "are scored as deleted", path, len(missing), len(ids), missing[0])
+            "are scored as deleted", name or path, len(missing), len(ids), missing[0])
     return _join_units([parse(by_id.get(i, ""), language) for i in ids])
 
 
@@ -241,14 +242,21 @@ def evaluate_files(ref_path: str | Path, hyp_path: str | Path, options: EvalOpti
     """Score `hyp_path` (and optionally `compare_path`) against `ref_path` (files, or pipes,
     which are copied once: `corpora.rereadable`)."""
     with contextlib.ExitStack() as stack:
-        ref_path, hyp_path = (stack.enter_context(rereadable(p)) for p in (ref_path, hyp_path))
+        names = {}  # the copy of a pipe -> the name to report
+
+        def readable(path):
+            copy = stack.enter_context(rereadable(path))
+            names[str(copy)] = str(path)
+            return copy
+
+        ref_path, hyp_path = readable(ref_path), readable(hyp_path)
         if compare_path is not None:
-            compare_path = stack.enter_context(rereadable(compare_path))
-        return _evaluate_files(ref_path, hyp_path, options, compare_path)
+            compare_path = readable(compare_path)
+        return _evaluate_files(ref_path, hyp_path, options, compare_path, names)
 
 
 def _evaluate_files(ref_path: str | Path, hyp_path: str | Path, options: EvalOptions,
-                    compare_path: str | Path | None) -> Evaluation:
+                    compare_path: str | Path | None, names: dict[str, str]) -> Evaluation:
     inventory = get_inventory(options.language)
     ref = load_scored(ref_path, options.ref_format, inventory, options.text_column)
     if not len(ref.labelled):
@@ -256,17 +264,17 @@ def _evaluate_files(ref_path: str | Path, hyp_path: str | Path, options: EvalOpt
     if options.mid_final and ref.che is not None:
         raise ValueError(f"{ref_path}: --mid-final needs utterance ends (lines, TSV rows, XML "
                          f"segments); a Che token file has none")
-    hyp = _load_hyp(ref_path, hyp_path, ref, options, inventory)
+    hyp = _load_hyp(ref_path, hyp_path, ref, options, inventory, names)
     evaluation = score(ref, hyp, inventory, options.mid_final)
     if compare_path is None:
         return evaluation
-    other = _load_hyp(ref_path, compare_path, ref, options, inventory)
+    other = _load_hyp(ref_path, compare_path, ref, options, inventory, names)
     result = compare(ref, hyp, other, inventory, options.bootstrap_samples, options.seed)
     return Evaluation(**{**evaluation.__dict__, "bootstrap": result})
 
 
 def _load_hyp(ref_path, hyp_path, ref: ScoredFile, options: EvalOptions,
-              inventory: Inventory) -> ScoredFile:
+              inventory: Inventory, names: dict[str, str] | None = None) -> ScoredFile:
     ref_format = detect_format(ref_path) if options.ref_format == "auto" else options.ref_format
     hyp_format = detect_format(hyp_path) if options.hyp_format == "auto" else options.hyp_format
     if ref_format == "tsv" and hyp_format == "tsv":
@@ -275,7 +283,8 @@ def _load_hyp(ref_path, hyp_path, ref: ScoredFile, options: EvalOptions,
         if repeated is not None:  # its hypothesis would be scored once per reference row
             raise ValueError(f"{ref_path}: utterance id {repeated!r} is given twice; the "
                              f"hypothesis rows are matched by id")
-        return load_tsv_by_id(hyp_path, ids, inventory, options.text_column)
+        return load_tsv_by_id(hyp_path, ids, inventory, options.text_column,
+                              (names or {}).get(str(hyp_path)))
     return load_scored(hyp_path, hyp_format, inventory, options.text_column)
 
 

@@ -322,3 +322,14 @@ def test_sentences_the_voices_cannot_say_are_left_out():
         "x", "😀 😀 😀 was sent today. Hello there my friend. 你好 你好 你好. Café au lait for "
         "three.", SynthConfig(max_sentences=1))]
     assert texts == ["Hello there my friend.", "Café au lait for three."]
+
+
+def test_symbols_the_voices_read_keep_their_sentences():
+    from punctum.audio.synth import split_utterances
+
+    texts = ["Tom & Jerry met at noon.", "Prices rose 5 % this year.", "It is ½ of it.",
+             "Chapter Ⅻ begins here.", "A ★ shines bright tonight."]
+    unsaid = [0]
+    kept = [u.text for t in texts
+            for u in split_utterances("x", t, SynthConfig(min_words=2), unsaid)]
+    assert kept == texts[:4] and unsaid == [1]

@@ -521,6 +521,7 @@ def test_a_failed_export_leaves_the_earlier_export_whole(tiny_run, tmp_path, mon
                         ExportOptions(name="second", int8=False), texts)
     assert {f.name: f.read_bytes() for f in out.iterdir()} == before
     assert [p.name for p in tmp_path.iterdir()] == ["model"]  # no staging folder left
+    assert sorted(before) == sorted(f.name for f in out.iterdir())
 
 
 def test_a_new_run_makes_its_own_tokenizer_over_a_failed_attempts(tiny_corpus, tiny_run,
@@ -567,3 +568,17 @@ def test_init_from_a_corrupt_model_file_is_one_line(tiny_artifact, tmp_path):
     (folder / "model.onnx").write_bytes(data[:len(data) // 3])
     with pytest.raises(ValueError, match="model.onnx: not a readable ONNX model"):
         recover_state_dict(folder)
+
+
+def test_a_new_export_folder_is_removed_when_the_export_fails(tiny_run, tmp_path, monkeypatch):
+    from punctum.train import export
+    from punctum.train.export import ExportOptions, export_artifact
+
+    def unreadable(*args):
+        raise ValueError("train.txt:1: not valid UTF-8")
+
+    monkeypatch.setattr(export, "_write_lexicons", unreadable)
+    with pytest.raises(ValueError, match="UTF-8"):
+        export_artifact(tiny_run / "best.pt", tmp_path / "new", tiny_run / "tokenizer.json",
+                        ExportOptions(int8=False), [["hello", "there"]])
+    assert not (tmp_path / "new").exists()

@@ -205,19 +205,25 @@ def _sentence_groups(sentences: list[range], config: SynthConfig,
     return groups
 
 
-def split_utterances(source: str, document: str, config: SynthConfig) -> list[TextUtterance]:
+def split_utterances(source: str, document: str, config: SynthConfig,
+                     unsaid: list[int] | None = None) -> list[TextUtterance]:
     """Cut a document into utterances of 1..max_sentences whole sentences.
 
     Sentences are added to an utterance while it stays within max_words; utterances with
     fewer than min_words words, and sentences longer than max_words, are dropped, as are
-    sentences with a word the English voices cannot say (no Latin letter or digit: emoji,
-    Chinese), whose label would name words the audio does not hold. The text is punctum's
-    canonical form (`punctum.text.render`), sentence-initial words capitalised.
+    sentences with a word the English voices cannot say (`_speakable`: emoji, Chinese),
+    whose label would name words the audio does not hold (counted in `unsaid[0]` when
+    given). The text is punctum's canonical form (`punctum.text.render`), sentence-initial
+    words capitalised.
     """
     labelled = parse(document)
     utterances = []
+
     def unspeakable(sentence: range) -> bool:
-        return not all(map(_speakable, labelled.words[sentence.start:sentence.stop]))
+        dropped = not all(map(_speakable, labelled.words[sentence.start:sentence.stop]))
+        if dropped and unsaid is not None:
+            unsaid[0] += 1
+        return dropped
 
     for group in _sentence_groups(sentence_spans(labelled), config, unspeakable):
         span = range(group[0].start, group[-1].stop)
@@ -231,10 +237,19 @@ def split_utterances(source: str, document: str, config: SynthConfig) -> list[Te
 
 
 def _speakable(word: str) -> bool:
-    """Whether an English voice says something for the word: it holds a Latin letter or a
-    digit ("café" and "3rd" do; "😀" and "你好" do not)."""
-    return any(char.isdigit() or (char.isalpha() and unicodedata.name(char, "").startswith(
-        "LATIN")) for char in word)
+    """Whether an English voice says something for the word: it holds a Latin letter
+    (full-width too), a digit or number sign ("3rd", "½", "Ⅻ"), or a symbol the voices read
+    ("&", "%", "$", "+", "/", "=", "@", "#", "°"); "😀" and "你好" do not."""
+    for char in word:
+        category = unicodedata.category(char)
+        if char.isdigit() or category in ("Nl", "No", "Sc", "Sm") or char in _SPOKEN_SIGNS:
+            return True
+        if char.isalpha() and "LATIN" in unicodedata.name(char, ""):
+            return True
+    return False
+
+
+_SPOKEN_SIGNS = frozenset("&%/@#°")
 
 
 def text_split(words: Sequence[str], fractions: tuple[float, ...]) -> str:
@@ -261,11 +276,14 @@ def collect_texts(paths: Iterable[str | Path], config: SynthConfig,
         exclude_prefixes: documents whose id starts with one of these are skipped (e.g.
             "LJ001-": keep the text of a real-speech test set out of synthetic training).
     """
-    utterances = []
+    utterances, unsaid = [], [0]  # (sentences left out: a counter split_utterances adds to)
     for path in paths:
         for doc_id, document in iter_texts(path, text_column):
             if not doc_id.startswith(exclude_prefixes):
-                utterances.extend(split_utterances(doc_id, document, config))
+                utterances.extend(split_utterances(doc_id, document, config, unsaid))
+    if unsaid[0]:
+        logger.info("left out %d sentences with words the voices cannot say (emoji, other "
+                 "scripts)", unsaid[0])
     return utterances
 
 

@@ -17,6 +17,7 @@ import datetime
 import json
 import logging
 import os
+import shutil
 import tempfile
 import warnings
 from pathlib import Path
@@ -299,21 +300,41 @@ def export_artifact(checkpoint: str | Path, out_dir: str | Path, tokenizer_path:
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ValueError(f"{out}: is a file, expected a folder for the artifact")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # everything is written beside `out` first and moved in at the end, so that a failure
-    # (parity, unreadable training text, a bad checkpoint) leaves an earlier export whole
-    with tempfile.TemporaryDirectory(prefix=f".{out.name}-export-", dir=out.parent) as stage:
-        stage = Path(stage)
-        agreement, n_words = _write_model(model, saved, tokenizer, stage, options, sample_texts)
-        if options.include_weights:
-            _save_weights(model, stage / WEIGHTS_FILE)
-        tokenizer.save(stage / TOKENIZER_FILE)
-        _write_lexicons(saved, stage, options)
-        metadata = _metadata(saved, options, agreement, n_words)
-        (stage / ARTIFACT_FILE).write_text(json.dumps(metadata, indent=2, ensure_ascii=False))
-        _move_into(stage, out)
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    _remove_stale_stages(out)
+    # everything is written into a hidden folder inside `out` (the same file system, so the
+    # moves are renames) and moved in at the end, so that a failure (parity, unreadable
+    # training text, a bad checkpoint) leaves an earlier export whole
+    try:
+        with tempfile.TemporaryDirectory(prefix=STAGE_PREFIX, dir=out) as stage:
+            stage = Path(stage)
+            agreement, n_words = _write_model(model, saved, tokenizer, stage, options,
+                                              sample_texts)
+            if options.include_weights:
+                _save_weights(model, stage / WEIGHTS_FILE)
+            tokenizer.save(stage / TOKENIZER_FILE)
+            _write_lexicons(saved, stage, options)
+            metadata = _metadata(saved, options, agreement, n_words)
+            (stage / ARTIFACT_FILE).write_text(json.dumps(metadata, indent=2,
+                                                          ensure_ascii=False))
+            _move_into(stage, out)
+    except BaseException:
+        if created:  # a folder this export made holds nothing of use
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     log.info("exported %s: agreement %.4f on %d words", out, agreement, n_words)
     return metadata
+
+
+STAGE_PREFIX = ".export-"  # the hidden folder inside the artifact an export is built in
+
+
+def _remove_stale_stages(out: Path) -> None:
+    """Staging folders that a killed export left inside `out`."""
+    for stale in out.glob(f"{STAGE_PREFIX}*"):
+        if stale.is_dir():
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def _write_model(model: torch.nn.Module, saved: dict, tokenizer: SubwordTokenizer,
@@ -356,10 +377,9 @@ def _write_lexicons(saved: dict, stage: Path, options: ExportOptions) -> None:
 
 
 def _move_into(stage: Path, out: Path) -> None:
-    """The staged artifact files moved into `out` (created when missing), punctum.json
-    last; files of an earlier export that this one does not write (its weights, its
-    capitalised words: they would be read as this model's) are removed first."""
-    out.mkdir(exist_ok=True)
+    """The staged artifact files moved into `out`, punctum.json last; files of an earlier
+    export that this one does not write (its weights, its capitalised words: they would be
+    read as this model's) are removed first."""
     for name in (WEIGHTS_FILE, CAPITALISED_FILE):
         if not (stage / name).exists():
             (out / name).unlink(missing_ok=True)
