@@ -325,8 +325,14 @@ def score(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory,
     return _score_aligned(ref, hyp, inventory, mid_final, counts)
 
 
+def _scores_case(ref: ScoredFile, hyp: ScoredFile) -> bool:
+    """Casing is scored when both sides carry it and the reference has a cased word (an
+    all-lowercase reference, ASR output, has no casing to score)."""
+    return ref.has_case and hyp.has_case and any(c != LOWER for c in ref.labelled.case)
+
+
 def _case_direct(ref: ScoredFile, hyp: ScoredFile) -> metrics.ClassScores | None:
-    if not (ref.has_case and hyp.has_case):
+    if not _scores_case(ref, hyp):
         return None
     return metrics.score_labels(ref.labelled.case, hyp.labelled.case, CASES, LOWER)
 
@@ -366,7 +372,7 @@ def _score_aligned(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory, mid_f
     ref_seq, hyp_seq = metrics.project_labels(alignment, ref.labelled.post, hyp_post, NULL)
     punct = metrics.score_labels(ref_seq, hyp_seq, labels, NULL)
     case = None
-    if ref.has_case and hyp.has_case:
+    if _scores_case(ref, hyp):
         ref_case, hyp_case = metrics.project_labels(alignment, ref.labelled.case,
                                                     hyp.labelled.case, LOWER)
         case = metrics.score_labels(ref_case, hyp_case, CASES, LOWER)

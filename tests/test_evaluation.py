@@ -221,3 +221,10 @@ def test_a_hypothesis_tsv_missing_ids_is_warned_about(tmp_path, caplog):
     hyp = _write(tmp_path, "hyp.tsv", "utt_id\ttext\na\tOne, two.\n")
     evaluate_files(ref, hyp, EvalOptions())
     assert "no row for 1 of the reference's 2 utterance ids (first: 'b')" in caplog.text
+
+
+def test_an_all_lowercase_reference_has_no_casing_table(tmp_path):
+    ref = _write(tmp_path, "ref.txt", "so what do you think. i think so.\n")
+    assert evaluate_files(ref, ref, EvalOptions()).case is None
+    cased = _write(tmp_path, "cased.txt", "So what do you think. I think so.\n")
+    assert evaluate_files(cased, ref, EvalOptions()).case is not None
