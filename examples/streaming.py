@@ -19,7 +19,8 @@ SAMPLE = ("hello everyone and welcome to the call today we will talk about reven
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("text", nargs="?", default=SAMPLE, help="words the recogniser emits")
-    parser.add_argument("--lookahead", type=int, default=3, help="words of right context")
+    parser.add_argument("--lookahead", type=int, default=4,
+                        help="words of right context (default 4, as punctum restore --stream)")
     args = parser.parse_args()
 
     stream = punctum.load().stream(lookahead=args.lookahead)

@@ -19,7 +19,9 @@ def main() -> None:
     result = punctum.load().restore_detailed([text])[0]
     print(result.text, end="\n\n")
     for entry in result.to_dict()["words"]:
-        unsure = "  <- unsure" if entry["mark_prob"] < 0.6 else ""
+        # a text's closing mark is chosen for it (`model_mark` says what the model chose)
+        closing = "  (closes the text)" if "model_mark" in entry else ""
+        unsure = "  <- unsure" if entry["mark_prob"] < 0.6 and not closing else closing
         print(f"{entry['word']:12} mark {entry['mark']:9} p={entry['mark_prob']:.2f}  "
               f"case {entry['case']:6} p={entry['case_prob']:.2f}{unsure}")
 
