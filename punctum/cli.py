@@ -795,7 +795,10 @@ def _add_transcribe(subparsers) -> None:
                     "end to end (the model writes the marks) or as a cascade (a model without "
                     "marks, then the lexical model). Long files are read in chunks.")
     parser.add_argument("audio", nargs="+", help="audio files")
-    parser.add_argument("-m", "--model", required=True, help="acoustic model folder or name")
+    parser.add_argument("-m", "--model", required=True,
+                        help="acoustic model folder or name; \"pocketsphinx\": that package's "
+                             "English model, as a cascade with --text-model (needs "
+                             "punctum[sphinx])")
     parser.add_argument("--text-model", help="lexical model for casing (and marks in a "
                         "cascade; default: the bundled model for cascades)")
     parser.add_argument("--beam", type=int, default=0, help="prefix beam width (0 = greedy)")

@@ -122,8 +122,14 @@ class Transcriber:
     def load(cls, name_or_path: str | Path, text_model: str | None = None, threads: int = 0,
              beam: int = 0) -> Transcriber:
         """An acoustic model folder, with the lexical model `text_model` (None: none for
-        end-to-end models, the bundled default for cascades)."""
+        end-to-end models, the bundled default for cascades); "pocketsphinx": that package's
+        English model (`punctum.sphinx`) as a cascade."""
         from punctum.runtime import Punctuator
+
+        if str(name_or_path) == "pocketsphinx" and not Path(name_or_path).exists():
+            from punctum.sphinx import SphinxTranscriber
+
+            return SphinxTranscriber.load(text_model, threads)
 
         model = artifacts.read_artifact(artifacts.resolve(name_or_path))
         marks = model.meta.get("tokenizer", {}).get("marks")

@@ -272,3 +272,35 @@ def test_several_inputs_into_an_existing_file_is_one_line(acoustic, tmp_path, ca
                  str(target)]) == 2
     assert "is a file; several inputs need a folder" in capsys.readouterr().err
     assert target.read_text() == "keep me"
+
+
+def test_pocketsphinx_engine_transcribes_speech(tmp_path, capsys):
+    import shutil
+    import subprocess
+
+    pytest.importorskip("pocketsphinx")
+    if shutil.which("espeak-ng") is None:
+        pytest.skip("needs espeak-ng to make speech")
+    wav = tmp_path / "speech.wav"
+    subprocess.run(["espeak-ng", "-s", "140", "-w", str(wav),
+                    "the weather is nice today. we are going to the park"], check=True)
+    assert main(["transcribe", str(wav), "-m", "pocketsphinx", "--to", "json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    words = record["words"]
+    assert len(words) >= 5 and record["text"][0].isupper() and record["text"][-1] in ".?!"
+    starts = [w["start"] for w in words]
+    assert starts == sorted(starts) and all(w["end"] > w["start"] for w in words)
+    recognised = {w["word"].strip(".,?!").lower() for w in words}
+    # espeak-ng's robotic voice is hard for pocketsphinx: some words suffice
+    assert len(recognised & {"the", "weather", "nice", "today", "we", "are", "going",
+                             "park"}) >= 3
+
+
+def test_pocketsphinx_engine_on_silence_is_empty(tmp_path):
+    pytest.importorskip("pocketsphinx")
+    from punctum.audio.io import write_audio
+    from punctum.sphinx import SphinxTranscriber
+
+    path = tmp_path / "quiet.flac"
+    write_audio(path, np.zeros(RATE * 3, dtype=np.float32))
+    assert SphinxTranscriber.load().transcribe(path).text == ""
