@@ -5,9 +5,11 @@
 
 The pocketsphinx package ships a US English acoustic model, language model and dictionary;
 it writes lowercase words without marks, with word times. Audio is read in blocks (bounded
-memory), cut into speech regions by pocketsphinx's voice activity detector (`Segmenter`),
-and each region is decoded as one utterance; its words (fillers and silences left out, a
-pronunciation variant's "(2)" dropped) go through the lexical model as for any cascade
+memory) and decoded in pieces of at most 30 s, each cut at the quietest 10 ms of its last
+10 s (a pause: whole phrases, with the language model's context inside each piece; cutting
+at the speech regions of pocketsphinx's voice activity detector instead cost 4.5 WER points
+on 30-s pieces of LJ001); the words (fillers and silences left out, a pronunciation
+variant's "(2)" dropped) go through the lexical model as for any cascade
 (`transcribe.Transcriber`): a pause-aware model (en-tiny-pauses) hears the pauses between
 them. Needs `pip install "punctum[audio,sphinx]"`.
 """
@@ -23,24 +25,40 @@ from punctum.transcribe import Transcriber, _RawWord
 
 NAME = "pocketsphinx"  # the model name `punctum transcribe -m` takes for this engine
 SAMPLE_RATE = 16_000
-BLOCK_SECONDS = 30.0  # audio decoded from the file at a time
+BLOCK_SECONDS = 10.0  # audio read from the file at a time
+UTTERANCE_SECONDS = 30.0  # the longest piece decoded as one utterance
+CUT_SEARCH_SECONDS = 10.0  # a piece ends at the quietest 10 ms of its last seconds
 FRAME_SECONDS = 0.01  # pocketsphinx's frame shift
+SILENT_PEAK = 1e-3  # a piece whose samples all stay under -60 dBFS holds no speech
 
 
-class _PcmStream:
-    """A file-like stream of 16-bit PCM bytes over float blocks (what `Segmenter` reads)."""
+def utterances(blocks: Iterator[np.ndarray], longest: float = UTTERANCE_SECONDS,
+               search: float = CUT_SEARCH_SECONDS) -> Iterator[tuple[float, np.ndarray]]:
+    """(start second, samples) of pieces of at most `longest` seconds, each cut at the
+    quietest 10 ms in its last `search` seconds (a pause, where one is), so that a piece
+    holds whole phrases and the decoder keeps its language-model context within it.
 
-    def __init__(self, blocks: Iterator[np.ndarray]) -> None:
-        self.blocks, self.buffer = blocks, b""
+    Args:
+        blocks: consecutive (n,) float32 blocks of 16 kHz audio.
+    """
+    frame, size = int(FRAME_SECONDS * SAMPLE_RATE), int(longest * SAMPLE_RATE)
+    buffer, offset = np.zeros(0, dtype=np.float32), 0
+    for block in blocks:
+        buffer = np.concatenate([buffer, block])
+        while len(buffer) >= size:
+            cut = _quietest_cut(buffer[:size], int(search * SAMPLE_RATE), frame)
+            yield offset / SAMPLE_RATE, buffer[:cut]
+            buffer, offset = buffer[cut:], offset + cut
+    if len(buffer):
+        yield offset / SAMPLE_RATE, buffer
 
-    def read(self, size: int) -> bytes:
-        while len(self.buffer) < size:
-            block = next(self.blocks, None)
-            if block is None:
-                break
-            self.buffer += (np.clip(block, -1, 1) * 32767).astype("<i2").tobytes()
-        out, self.buffer = self.buffer[:size], self.buffer[size:]
-        return out
+
+def _quietest_cut(samples: np.ndarray, search: int, frame: int) -> int:
+    """The sample index that ends the quietest frame within the last `search` samples."""
+    tail = samples[len(samples) - search:]
+    n_frames = len(tail) // frame
+    energy = (tail[:n_frames * frame].reshape(n_frames, frame) ** 2).sum(axis=1)
+    return len(samples) - search + (int(np.argmin(energy)) + 1) * frame
 
 
 class SphinxTranscriber(Transcriber):
@@ -52,14 +70,13 @@ class SphinxTranscriber(Transcriber):
 
     def __init__(self, punctuator) -> None:  # noqa: D107 (no acoustic artifact to read)
         try:
-            from pocketsphinx import Decoder, Segmenter
+            from pocketsphinx import Decoder
         except ImportError:
             raise ImportError("the pocketsphinx engine needs the pocketsphinx package: pip "
                               "install \"punctum[audio,sphinx]\"") from None
         self.punctuator = punctuator
         self.model = punctuator.artifact  # its inventory and lexicon write the text
         self.decoder = Decoder(samprate=SAMPLE_RATE, loglevel="FATAL")
-        self.segmenter = Segmenter(sample_rate=SAMPLE_RATE)
 
     @classmethod
     def load(cls, text_model: str | None = None, threads: int = 0) -> SphinxTranscriber:
@@ -74,17 +91,20 @@ class SphinxTranscriber(Transcriber):
         return False
 
     def raw_words(self, path: str | Path) -> list[_RawWord]:
-        """The words of an audio file with their times in seconds, region by region."""
+        """The words of an audio file with their times in seconds, piece by piece."""
         from punctum.audio.io import iter_audio_chunks
 
         blocks = (samples for _, samples in
                   iter_audio_chunks(path, BLOCK_SECONDS, 0.0, SAMPLE_RATE))
         words: list[_RawWord] = []
-        for region in self.segmenter.segment(_PcmStream(blocks)):
-            words.extend(self._region_words(region.pcm, region.start_time))
+        for offset, samples in utterances(blocks):
+            words.extend(self._piece_words(samples, offset))
         return words
 
-    def _region_words(self, pcm: bytes, offset: float) -> list[_RawWord]:
+    def _piece_words(self, samples: np.ndarray, offset: float) -> list[_RawWord]:
+        if not len(samples) or np.abs(samples).max() < SILENT_PEAK:
+            return []  # the decoder finds a word even in digital silence
+        pcm = (np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes()
         self.decoder.start_utt()
         self.decoder.process_raw(pcm, full_utt=True)
         self.decoder.end_utt()

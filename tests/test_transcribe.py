@@ -304,3 +304,18 @@ def test_pocketsphinx_engine_on_silence_is_empty(tmp_path):
     path = tmp_path / "quiet.flac"
     write_audio(path, np.zeros(RATE * 3, dtype=np.float32))
     assert SphinxTranscriber.load().transcribe(path).text == ""
+
+
+def test_sphinx_pieces_cover_the_audio_once_and_cut_at_pauses():
+    from punctum.sphinx import SAMPLE_RATE, utterances
+
+    rng = np.random.default_rng(0)
+    audio = rng.uniform(-0.5, 0.5, SAMPLE_RATE * 75).astype(np.float32)
+    audio[SAMPLE_RATE * 25:SAMPLE_RATE * 25 + 800] = 0  # a pause 25 s in
+    blocks = (audio[i:i + SAMPLE_RATE * 7] for i in range(0, len(audio), SAMPLE_RATE * 7))
+    pieces = list(utterances(blocks, longest=30.0, search=10.0))
+    assert np.array_equal(np.concatenate([p for _, p in pieces]), audio)
+    starts = [round(start * SAMPLE_RATE) for start, _ in pieces]
+    assert starts == list(np.cumsum([0] + [len(p) for _, p in pieces[:-1]]))
+    assert all(len(p) <= SAMPLE_RATE * 30 for _, p in pieces)
+    assert SAMPLE_RATE * 25 < len(pieces[0][1]) <= SAMPLE_RATE * 25 + 800  # in the pause
