@@ -884,6 +884,10 @@ def _add_serve(subparsers) -> None:
     parser.add_argument("-m", "--model", action="append", metavar="NAME",
                         help="model to load (repeatable; the first is the default)")
     parser.add_argument("--threads", type=_at_least(0), help="ONNX Runtime threads per model")
+    parser.add_argument("--acoustic", metavar="NAME",
+                        help="recognise speech for POST /v1/transcribe: pocketsphinx (needs "
+                             "punctum[audio,sphinx]) or an acoustic model folder, followed by "
+                             "the default model (without it the route answers 501)")
     parser.set_defaults(run=_run_serve)
 
 
@@ -891,7 +895,8 @@ def _run_serve(args) -> int:
     with needs_extra("serve", "serve"):
         from punctum.serve import load_config, run
     config = load_config(args.config, host=args.host, port=args.port,
-                         models=tuple(args.model) if args.model else None, threads=args.threads)
+                         models=tuple(args.model) if args.model else None, threads=args.threads,
+                         acoustic=args.acoustic)
     if not config.loopback:
         logging.getLogger("punctum.serve").warning(
             "binding to %s: the server is reachable from other machines", config.host)

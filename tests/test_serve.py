@@ -398,3 +398,23 @@ def test_two_models_with_one_name_are_refused(tiny_artifact, tmp_path):
     copy = shutil.copytree(tiny_artifact, tmp_path / "copy")  # the same name in punctum.json
     with pytest.raises(ValueError, match="are both named"):
         load_punctuators(ServeConfig(models=(str(tiny_artifact), str(copy))))
+
+
+def test_transcribe_with_pocketsphinx(tmp_path):
+    import shutil
+    import subprocess
+
+    pytest.importorskip("pocketsphinx")
+    if shutil.which("espeak-ng") is None:
+        pytest.skip("needs espeak-ng to make speech")
+
+    wav = tmp_path / "speech.wav"
+    subprocess.run(["espeak-ng", "-s", "140", "-w", str(wav), "we are going to the park"],
+                   check=True)
+    with TestClient(create_app(ServeConfig(acoustic="pocketsphinx"))) as client:
+        good = client.post("/v1/transcribe", files={"audio": ("talk.wav", wav.read_bytes())})
+        bad = client.post("/v1/transcribe", files={"audio": ("bad.wav", b"RIFF0000junk")})
+    assert good.status_code == 200
+    body = good.json()
+    assert body["path"] == "talk.wav" and body["words"] and body["text"][-1] in ".?!"
+    assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("bad.wav: ")

@@ -20,6 +20,7 @@ import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
+from pathlib import Path
 from typing import Annotated, Literal
 
 from fastapi import FastAPI, File, Request, UploadFile
@@ -119,6 +120,8 @@ class ServerState:
             for name, p in punctuators.items()}
         self.default = next(iter(punctuators))
         self.documents_waiting = 0  # subtitle/JSON documents queued or running
+        self.transcriber = None  # POST /v1/transcribe's recogniser (`load_transcriber`)
+        self.audio_executor = ThreadPoolExecutor(1, thread_name_prefix="punctum-audio")
 
     def model(self, name: str | None) -> str:
         name = name or self.default
@@ -183,11 +186,22 @@ def load_punctuators(config: ServeConfig) -> dict[str, Punctuator]:
     return loaded
 
 
+def load_transcriber(config: ServeConfig):
+    """The speech recogniser of POST /v1/transcribe (`config.acoustic`), or None."""
+    if not config.acoustic:
+        return None
+    from punctum.transcribe import Transcriber
+
+    return Transcriber.load(config.acoustic, text_model=config.default_model,
+                            threads=config.threads)
+
+
 def create_app(config: ServeConfig | None = None,
                punctuators: dict[str, Punctuator] | None = None) -> FastAPI:
     """The ASGI app; models load here (before the server binds) unless given."""
     config = config or ServeConfig()
     state = ServerState(config, punctuators or load_punctuators(config))
+    state.transcriber = load_transcriber(config)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -196,7 +210,7 @@ def create_app(config: ServeConfig | None = None,
         yield
         for batcher in state.batchers.values():
             await batcher.stop()
-        for executor in state.executors.values():
+        for executor in [*state.executors.values(), state.audio_executor]:
             executor.shutdown(wait=False, cancel_futures=True)
 
     app = FastAPI(title="punctum", version=__version__, lifespan=lifespan,
@@ -285,10 +299,17 @@ def _add_routes(app: FastAPI, state: ServerState) -> None:
         return RestoreResponse(model=name, format="text", text=restored[0], details=details)
 
     @app.post("/v1/transcribe", responses=ERRORS)
-    async def transcribe(audio: Annotated[UploadFile, File()]):
-        """Transcribe uploaded audio to punctuated text (needs an acoustic model)."""
-        raise ApiError(501, "no_acoustic_model", "no acoustic model is installed on this "
-                       "server; /v1/restore takes text")
+    async def transcribe(audio: Annotated[UploadFile, File()]) -> dict:
+        """Transcribe uploaded audio to punctuated text with word times (needs `--acoustic`:
+        pocketsphinx or an acoustic model folder)."""
+        if state.transcriber is None:
+            raise ApiError(501, "no_acoustic_model", "no acoustic model is loaded on this "
+                           "server (start it with --acoustic pocketsphinx); /v1/restore "
+                           "takes text")
+        data = await audio.read()
+        name = audio.filename or "audio.wav"
+        return await state.within_timeout(asyncio.get_running_loop().run_in_executor(
+            state.audio_executor, _transcribe_upload, state.transcriber, data, name))
 
     @app.get("/v1/models", response_model=ModelsResponse)
     async def models() -> ModelsResponse:
@@ -307,6 +328,23 @@ def _add_routes(app: FastAPI, state: ServerState) -> None:
     async def page() -> str:
         return resources.files("punctum.serve").joinpath("static/index.html").read_text(
             encoding="utf-8")
+
+
+def _transcribe_upload(transcriber, data: bytes, name: str) -> dict:
+    """An uploaded file's transcription ({"path": its name, "text", "words"}); its audio
+    type is told by its name's extension, as for files."""
+    import tempfile
+
+    suffix = Path(name).suffix.lower() or ".wav"
+    with tempfile.TemporaryDirectory(prefix="punctum-audio-") as folder:
+        path = Path(folder) / f"upload{suffix}"
+        path.write_bytes(data)
+        try:
+            result = transcriber.transcribe(path)
+        except (ValueError, FileNotFoundError) as error:
+            raise ApiError(422, "invalid_audio", str(error).replace(str(path), name)) \
+                from None
+    return {**result.to_dict(), "path": name}
 
 
 def _request_texts(body: RestoreRequest) -> list[str]:

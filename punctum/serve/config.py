@@ -35,6 +35,9 @@ class ServeConfig:
         batch_texts: texts the dynamic batcher joins into one model call at most.
         batch_wait_ms: how long the batcher waits for more requests to join a batch.
         max_audio_bytes: audio uploads above this get 413 (POST /v1/transcribe).
+        acoustic: what POST /v1/transcribe recognises speech with: "pocketsphinx" (needs
+            punctum[audio,sphinx]) or an acoustic model folder, followed by the default
+            model as its lexical model; "" (default): the route answers 501.
     """
 
     host: str = "127.0.0.1"
@@ -49,6 +52,7 @@ class ServeConfig:
     batch_texts: int = 64
     batch_wait_ms: float = 5.0
     max_audio_bytes: int = 50_000_000
+    acoustic: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", tuple(self.models))
