@@ -33,6 +33,7 @@ def _kept(text: str, markup: bool = False) -> tuple[list[str], list[str]]:
     ("Dr. Smith: yes", ["Dr.", "Smith:"], ["Dr."]),
     ("Speaker 1 (00:03): hi there", ["Speaker", "1", "(00:03):"], ["Speaker"]),
     (">> and we are back", [">>"], [">>"]),
+    ("good evening >> thank you", [">>"], [">>"]),  # inside a line too
     ("[00:01:02] agent: hello", ["[00:01:02]", "agent:"], ["agent:"]),
     ("00:01:02 speaker_1: um so", ["00:01:02", "speaker_1:"], ["speaker_1:"]),
     ("[00:00.000 --> 00:05.000]  so we went", ["[00:00.000", "-->", "00:05.000]"], []),
@@ -285,3 +286,11 @@ def test_api_words_list_annotations_per_text(tiny_artifact):
     assert detail["annotations"] == ["agent:", "bob:", "[laughs]"]
     assert [w["word"] for w in detail["words"]] == ["hello", "hi"]
     assert body["text"].split("\n")[1].startswith("bob: ")
+
+
+def test_a_turn_mark_inside_a_text_line_ends_the_sentence_before_it(tiny_artifact):
+    tiny = Punctuator.load(tiny_artifact, threads=1)
+    out = next(formats.restore_lines(tiny, ["good evening and welcome >> thank you"],
+                                     RestoreOptions()))
+    before, after = out.split(" >> ")
+    assert before[-1] in ".?!" and after[0].isupper()

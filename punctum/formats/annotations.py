@@ -6,7 +6,7 @@ transcripts write who speaks and what is heard beside what is said:
     JOHN: where are you going             a speaker label: 1-3 words and a colon, at a line start
     - home                                a dialogue dash: another speaker's line (not on a
                                           cue's first line: see `_line_prefix`)
-    >> and we are back                    broadcast captions' speaker change
+    >> and we are back                    broadcast captions' speaker change (anywhere in a line)
     i was there [door slams] (laughs)     sound descriptions in brackets, anywhere
     [00:01:02] agent: hello               a timestamp at a line start (hh:mm:ss or mm:ss.fff
                                           bare; any time in brackets: "[00:00.000 --> 00:05.000]")
@@ -48,8 +48,8 @@ _TIMED_LABEL_END = re.compile(rf"[(\[]{_TIME}[)\]]:")  # Rev's "Speaker 1 (00:03
 _DASHES = frozenset({"-", "–", "—", "‐"})
 _TURN_MARKS = frozenset({">>", ">>>"})
 _BRACKETS = {"[": "]", "(": ")"}
-# A line that may hold an annotation: a colon or bracket, or a dash or ">>" at its start.
-_MAY_HOLD = re.compile(r"[:\[(]|^\s*(?:>>|[-–—‐](?:\s|$))")
+# A line that may hold an annotation: a colon, a bracket or ">>", or a dash at its start.
+_MAY_HOLD = re.compile(r"[:\[(]|>>|^\s*[-–—‐](?:\s|$)")
 # A token (one a line of `texts`) that may be (part of) an annotation: one ending in a
 # colon, opening a bracket, a dash or ">>" alone, or a time ("00:01:02").
 _MAY_ANNOTATE = re.compile(r":$|^[\[(]|^(?:[-–—‐]|>>>?)$|^\d+:", re.MULTILINE)
@@ -94,6 +94,10 @@ def find_annotations(tokens: Sequence[Token],
         _line_prefix(texts[start:end], start, kept, turns,
                      first_line=number == 0 and not dialogue)
     _bracket_groups(texts, kept)
+    for t, text in enumerate(texts):  # ">>" inside a line changes speaker too (captions)
+        if text in _TURN_MARKS:
+            kept.add(t)
+            turns.add(t)
     dashes = {t for t in kept if texts[t] in _DASHES}
     return Annotations(frozenset(kept), frozenset(turns), frozenset(dashes))
 
