@@ -319,3 +319,13 @@ def test_sphinx_pieces_cover_the_audio_once_and_cut_at_pauses():
     assert starts == list(np.cumsum([0] + [len(p) for _, p in pieces[:-1]]))
     assert all(len(p) <= SAMPLE_RATE * 30 for _, p in pieces)
     assert SAMPLE_RATE * 25 < len(pieces[0][1]) <= SAMPLE_RATE * 25 + 800  # in the pause
+
+
+def test_pocketsphinx_engine_on_a_very_short_file_is_empty(tmp_path):
+    pytest.importorskip("pocketsphinx")
+    from punctum.audio.io import write_audio
+    from punctum.sphinx import SphinxTranscriber
+
+    path = tmp_path / "blip.wav"
+    write_audio(path, np.random.default_rng(0).normal(0, 0.1, 800).astype(np.float32))
+    assert SphinxTranscriber.load().transcribe(path).text == ""  # the decoder gives None
