@@ -18,6 +18,7 @@ them. Needs `pip install "punctum[audio,sphinx]"`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -73,6 +74,21 @@ def _quietest_cut(samples: np.ndarray, search: int, frame: int) -> int:
     return len(samples) - search + ((first + last + 1) // 2) * frame
 
 
+def _note_narrowband(path: str | Path) -> None:
+    """Warn when audio is sampled below 16 kHz (telephone speech): the model was trained on
+    wideband speech, and upsampled narrowband audio decodes with many more errors."""
+    try:
+        import soundfile
+
+        rate = soundfile.info(str(path)).samplerate
+    except Exception:  # noqa: BLE001 (unreadable: decoding reports it in one line)
+        return
+    if rate < SAMPLE_RATE:
+        logging.getLogger(__name__).warning(
+            "%s: %d Hz audio; pocketsphinx's model is for 16 kHz speech, so expect many "
+            "more errors (telephone audio needs an 8 kHz model)", path, rate)
+
+
 class SphinxTranscriber(Transcriber):
     """pocketsphinx words with marks and case from a lexical Punctuator.
 
@@ -106,6 +122,7 @@ class SphinxTranscriber(Transcriber):
         """The words of an audio file with their times in seconds, piece by piece."""
         from punctum.audio.io import iter_audio_chunks
 
+        _note_narrowband(path)
         blocks = (samples for _, samples in
                   iter_audio_chunks(path, BLOCK_SECONDS, 0.0, SAMPLE_RATE))
         words: list[_RawWord] = []

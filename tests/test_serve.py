@@ -418,3 +418,12 @@ def test_transcribe_with_pocketsphinx(tmp_path):
     body = good.json()
     assert body["path"] == "talk.wav" and body["words"] and body["text"][-1] in ".?!"
     assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("bad.wav: ")
+
+
+def test_transcribe_uploads_have_a_queue_limit():
+    pytest.importorskip("pocketsphinx")
+    app = create_app(ServeConfig(acoustic="pocketsphinx", max_queue=2))
+    with TestClient(app) as client:
+        app.state.punctum.audio_waiting = 2  # two uploads already waiting
+        response = client.post("/v1/transcribe", files={"audio": ("a.wav", b"RIFF0000")})
+    assert response.status_code == 429 and response.headers["Retry-After"] == "1"

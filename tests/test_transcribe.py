@@ -329,3 +329,15 @@ def test_pocketsphinx_engine_on_a_very_short_file_is_empty(tmp_path):
     path = tmp_path / "blip.wav"
     write_audio(path, np.random.default_rng(0).normal(0, 0.1, 800).astype(np.float32))
     assert SphinxTranscriber.load().transcribe(path).text == ""  # the decoder gives None
+
+
+def test_pocketsphinx_engine_warns_about_narrowband_audio(tmp_path, caplog):
+    pytest.importorskip("pocketsphinx")
+    import soundfile
+
+    from punctum.sphinx import SphinxTranscriber
+
+    path = tmp_path / "phone.wav"
+    soundfile.write(path, np.zeros(8000, dtype=np.float32), 8000)
+    SphinxTranscriber.load().transcribe(path)
+    assert "8000 Hz audio" in caplog.text

@@ -122,6 +122,7 @@ class ServerState:
         self.documents_waiting = 0  # subtitle/JSON documents queued or running
         self.transcriber = None  # POST /v1/transcribe's recogniser (`load_transcriber`)
         self.audio_executor = ThreadPoolExecutor(1, thread_name_prefix="punctum-audio")
+        self.audio_waiting = 0  # uploads queued or being transcribed
 
     def model(self, name: str | None) -> str:
         name = name or self.default
@@ -306,10 +307,17 @@ def _add_routes(app: FastAPI, state: ServerState) -> None:
             raise ApiError(501, "no_acoustic_model", "no acoustic model is loaded on this "
                            "server (start it with --acoustic pocketsphinx); /v1/restore "
                            "takes text")
-        data = await audio.read()
-        name = audio.filename or "audio.wav"
-        return await state.within_timeout(asyncio.get_running_loop().run_in_executor(
-            state.audio_executor, _transcribe_upload, state.transcriber, data, name))
+        if state.audio_waiting >= state.config.max_queue:
+            raise ApiError(429, "queue_full", f"server busy: {state.audio_waiting} uploads "
+                           f"are already waiting; retry shortly")
+        state.audio_waiting += 1
+        try:
+            data = await audio.read()
+            name = audio.filename or "audio.wav"
+            return await state.within_timeout(asyncio.get_running_loop().run_in_executor(
+                state.audio_executor, _transcribe_upload, state.transcriber, data, name))
+        finally:
+            state.audio_waiting -= 1
 
     @app.get("/v1/models", response_model=ModelsResponse)
     async def models() -> ModelsResponse:
