@@ -427,3 +427,11 @@ def test_transcribe_uploads_have_a_queue_limit():
         app.state.punctum.audio_waiting = 2  # two uploads already waiting
         response = client.post("/v1/transcribe", files={"audio": ("a.wav", b"RIFF0000")})
     assert response.status_code == 429 and response.headers["Retry-After"] == "1"
+
+
+def test_models_list_the_acoustic_model_for_the_page():
+    pytest.importorskip("pocketsphinx")
+    with TestClient(create_app(ServeConfig(acoustic="pocketsphinx"))) as client:
+        assert client.get("/v1/models").json()["acoustic"] == ["pocketsphinx"]
+    with TestClient(create_app(ServeConfig())) as client:
+        assert client.get("/v1/models").json()["acoustic"] == []

@@ -324,7 +324,8 @@ def _add_routes(app: FastAPI, state: ServerState) -> None:
         """The loaded models; the first is used when a request names none."""
         infos = [_model_info(name, p, name == state.default)
                  for name, p in state.punctuators.items()]
-        return ModelsResponse(default=state.default, models=infos, acoustic=[])
+        acoustic = [state.config.acoustic] if state.transcriber is not None else []
+        return ModelsResponse(default=state.default, models=infos, acoustic=acoustic)
 
     @app.get("/healthz")
     async def healthz() -> dict:
