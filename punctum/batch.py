@@ -31,7 +31,7 @@ from typing import TextIO
 
 from punctum import formats
 from punctum.fileio import TEMP_SUFFIX, atomic_writer, printable, standard_stream
-from punctum.formats.annotations import find_annotations, words_outside
+from punctum.formats.annotations import separate, words_outside
 from punctum.runtime import LONG_LINE_PART, RestoreOptions, cpu_count
 from punctum.text import separator, whitespace_tokens
 
@@ -356,14 +356,12 @@ def json_line(punctuator, line: str, options: RestoreOptions) -> dict:
     annotations (`formats.annotations`: "agent: hello [laughs]") gives the model the words
     outside them, as restoring it as text does; its text has them in place, and they are
     listed under "annotations"."""
-    tokens = formats.split_tokens(line)
-    kept = find_annotations(tokens).kept_out if options.annotations else frozenset()
-    if not kept:
+    words, annotations = separate(line) if options.annotations else ([], [])
+    if not annotations:
         return punctuator.restore_detailed([line], options)[0].to_dict()
-    words = " ".join(t.text for i, t in enumerate(tokens) if t.text and i not in kept)
-    record = punctuator.restore_detailed([words], options)[0].to_dict()
+    record = punctuator.restore_detailed([" ".join(words)], options)[0].to_dict()
     text = next(formats.restore_lines(punctuator, [line], options))
-    return {**record, "text": text, "annotations": [tokens[i].text for i in sorted(kept)]}
+    return {**record, "text": text, "annotations": annotations}
 
 
 def _chunks(items: Iterable[str], size: int) -> Iterator[list[str]]:

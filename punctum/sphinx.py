@@ -24,13 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
+from punctum.audio.io import SAMPLE_RATE, iter_audio_chunks
 from punctum.transcribe import Transcriber, _RawWord
 
-NAME = "pocketsphinx"  # the model name `punctum transcribe -m` takes for this engine
-SAMPLE_RATE = 16_000
 BLOCK_SECONDS = 10.0  # audio read from the file at a time
 UTTERANCE_SECONDS = 30.0  # the longest piece decoded as one utterance
-CUT_SEARCH_SECONDS = 10.0  # a piece ends at the quietest 10 ms of its last seconds
+CUT_SEARCH_SECONDS = 10.0  # a piece ends in the quietest stretch of its last seconds
 FRAME_SECONDS = 0.01  # pocketsphinx's frame shift
 LEAD_SECONDS = 0.25  # silence before each piece: its first word is misheard without it
 SILENT_PEAK = 1e-3  # a piece whose samples all stay under -60 dBFS holds no speech
@@ -38,8 +37,8 @@ SILENT_PEAK = 1e-3  # a piece whose samples all stay under -60 dBFS holds no spe
 
 def utterances(blocks: Iterator[np.ndarray], longest: float = UTTERANCE_SECONDS,
                search: float = CUT_SEARCH_SECONDS) -> Iterator[tuple[float, np.ndarray]]:
-    """(start second, samples) of pieces of at most `longest` seconds, each cut at the
-    quietest 10 ms in its last `search` seconds (a pause, where one is), so that a piece
+    """(start second, samples) of pieces of at most `longest` seconds, each cut in the
+    quietest stretch of its last `search` seconds (a pause, where one is), so that a piece
     holds whole phrases and the decoder keeps its language-model context within it.
 
     Args:
@@ -120,8 +119,6 @@ class SphinxTranscriber(Transcriber):
 
     def raw_words(self, path: str | Path) -> list[_RawWord]:
         """The words of an audio file with their times in seconds, piece by piece."""
-        from punctum.audio.io import iter_audio_chunks
-
         _note_narrowband(path)
         blocks = (samples for _, samples in
                   iter_audio_chunks(path, BLOCK_SECONDS, 0.0, SAMPLE_RATE))

@@ -283,7 +283,7 @@ def collect_texts(paths: Iterable[str | Path], config: SynthConfig,
                 utterances.extend(split_utterances(doc_id, document, config, unsaid))
     if unsaid[0]:
         logger.info("left out %d sentences with words the voices cannot say (emoji, other "
-                 "scripts)", unsaid[0])
+                    "scripts)", unsaid[0])
     return utterances
 
 

@@ -110,11 +110,18 @@ def annotated_cue(line: str) -> Cue | None:
     return Cue(None, None, tokens) if find_annotations(tokens).kept_out else None
 
 
-def words_outside(text: str) -> list[str]:
-    """The whitespace-separated tokens of a text that are not annotations."""
+def separate(text: str) -> tuple[list[str], list[str]]:
+    """(the whitespace-separated tokens of a text that are not annotations, those that
+    are), each in order."""
     tokens = split_tokens(text)
     kept_out = find_annotations(tokens).kept_out
-    return [token.text for t, token in enumerate(tokens) if token.text and t not in kept_out]
+    words = [token.text for t, token in enumerate(tokens) if token.text and t not in kept_out]
+    return words, [tokens[t].text for t in sorted(kept_out)]
+
+
+def words_outside(text: str) -> list[str]:
+    """The whitespace-separated tokens of a text that are not annotations."""
+    return separate(text)[0]
 
 
 def _lines(tokens: Sequence[Token]) -> list[tuple[int, int]]:

@@ -158,7 +158,6 @@ def restore_lines(punctuator, lines: Sequence[str], options: RestoreOptions) -> 
         yield next(restored_plain) if cue is None else next(restored_cues).text.strip()
 
 
-
 def restore_transcript(transcript: Transcript, punctuator,
                        options: RestoreOptions | None = None) -> Transcript:
     """Restore punctuation and casing of every token, with context across cues.
