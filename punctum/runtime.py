@@ -42,6 +42,7 @@ from punctum.text import (
     parse,
     render,
     whitespace_tokens,
+    wordless_tokens,
     written_cases,
 )
 from punctum.tokenizer import SubwordTokenizer
@@ -146,8 +147,11 @@ class Restored:
     def to_dict(self) -> dict:
         """JSON-ready: the text and, per word, the mark and case it shows there, with the
         model's probability of each; `model_mark` / `model_case` appear where the model's
-        own top label differs (a closing mark, a capitalised sentence start, kept input), and
-        `abbreviated` where the word is written with an abbreviation's period (Mr., U.S.)."""
+        own top label differs (a closing mark, a capitalised sentence start, kept input),
+        `abbreviated` where the word is written with an abbreviation's period (Mr., U.S.), and
+        `before` / `after` where quotes, brackets or tokens without words (":)") are written
+        before or after it (its mark goes after the quotes and brackets that close it, unless
+        the input wrote it inside them)."""
         p = self.prediction
         post_index = {label: i for i, label in enumerate(p.post_labels)}
         case_index = {label: i for i, label in enumerate(p.case_labels)}
@@ -163,6 +167,9 @@ class Restored:
                 entry["model_case"] = p.case[i]
             if self.labelled.abbreviated[i]:  # written with its period: "Mr.", "U.S."
                 entry["abbreviated"] = True
+            if edges := self.labelled.edges[i]:  # quotes, brackets, tokens such as ":)"
+                entry |= {k: v for k, v in (("before", edges.before), ("after", edges.after))
+                          if v}
             words.append(entry)
         return {"text": self.text, "words": words}
 
@@ -375,7 +382,8 @@ class Punctuator:
     # ------------------------------------------------------------------------- restoring
 
     def restore(self, text: str, options: RestoreOptions | None = None) -> str:
-        """Punctuated, cased text; "" for empty, whitespace-only or marks-only input."""
+        """Punctuated, cased text; "" for empty, whitespace-only or marks-only input (a text
+        without words keeps its tokens that hold quotes or brackets: ":)")."""
         return self.restore_detailed([text], options)[0].text
 
     def restore_batch(self, texts: Sequence[str],
@@ -402,12 +410,13 @@ class Punctuator:
         predictions = self.predict_batch([i.words for i in inputs], options.batch_size,
                                          pauses=pauses if options.pauses else None)
         results = []
-        for given, prediction in zip(inputs, predictions):
+        for source, given, prediction in zip(texts, inputs, predictions):
             labelled = written_labels(given, prediction, options, self.inventory,
                                       self.post_bias)
             sentence_case = options.sentence_case and options.case
             text = render(labelled, self.inventory, lexicon=self.artifact.lexicon,
-                          sentence_case=sentence_case)
+                          sentence_case=sentence_case) if len(given) else \
+                " ".join(wordless_tokens(source, self.inventory))  # ":)" alone stays
             cases = written_cases(labelled, self.inventory, sentence_case=sentence_case,
                                   lexicon=self.artifact.lexicon)
             results.append(Restored(text, labelled, prediction, cases))
@@ -538,7 +547,7 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
                             for i, (w, p, c, a) in enumerate(zip(given.words, post, case,
                                                                  abbreviated)))
     return Labelled(given.words, tuple(post), tuple(case), given.pre, tuple(forms),
-                    abbreviated)
+                    abbreviated, given.edges)
 
 
 def _names_follow(words: Sequence[str], case: Sequence[str], i: int) -> bool:
@@ -633,6 +642,7 @@ class Stream:
         self._pending: list[Labelled] = []
         self._context: tuple[str, ...] = ()
         self._sentence_start = True
+        self._wordless = ""  # tokens without words (":)", "(") fed when nothing was pending
 
     def feed(self, text: str | Sequence[str]) -> list[str]:
         """Add text (or words); return the pieces that are now final."""
@@ -651,9 +661,16 @@ class Stream:
         if self.options.keep_existing and self._pending and stripped and \
                 not stripped[0].isalnum():
             text = self._take_last_word() + " " + text  # its marks may follow: ", world"
-        parsed = parse(text, self.punctuator.inventory)
+        inventory = self.punctuator.inventory
+        parsed = parse(self._wordless + text, inventory)
         if len(parsed):
             self._pending.append(parsed)
+            self._wordless = ""
+        elif wordless := " ".join(wordless_tokens(text, inventory)):
+            if self._pending:  # written after the last word, as `parse` would
+                self._pending[-1] = self._pending[-1].followed_by(wordless)
+            else:  # before the next word, or alone at the end
+                self._wordless += wordless + " "
         return self._finalise(keep=self.lookahead, closing=False)
 
     def _take_last_word(self) -> str:
@@ -668,6 +685,10 @@ class Stream:
 
     def flush_detailed(self) -> Restored | None:
         """Like `flush`, as one typed result (None when nothing was pending)."""
+        if self._wordless:  # nothing pending: only such tokens came after the last word
+            wordless, self._wordless = self._wordless.rstrip(), ""
+            empty = self.punctuator.predict(())
+            return Restored(wordless, Labelled((), (), ()), empty, ())
         return self._finalise(keep=0, closing=True)
 
     def _pieces(self, part: Restored | None) -> list[str]:
@@ -679,7 +700,7 @@ class Stream:
     def _finalise(self, keep: int, closing: bool) -> Restored | None:
         """Render all pending words but the last `keep`; `closing`: the end of the stream
         (the last word may get a closing mark), never so for a feed, even with keep 0."""
-        pending = _concat(self._pending)
+        pending = Labelled.concat(self._pending)
         n_final = len(pending) - keep
         if n_final <= 0:
             return None
@@ -708,13 +729,6 @@ class Stream:
                               lexicon=self.punctuator.artifact.lexicon)
         self._sentence_start = labelled.post[-1] in inventory.sentence_final
         return Restored(text, labelled, prediction, cases)
-
-
-def _concat(parts: list[Labelled]) -> Labelled:
-    if not parts:
-        return Labelled((), (), ())
-    fields = ("words", "post", "case", "pre", "forms", "abbreviated")
-    return Labelled(*(tuple(v for p in parts for v in getattr(p, f)) for f in fields))
 
 
 def _slice_prediction(prediction: Prediction, start: int, stop: int | None = None

@@ -12,9 +12,11 @@ A word carries three labels:
 
 `parse` turns cased, punctuated text into normalised words and labels, `render` turns them
 back into text, and ``canonical(text) == render(parse(text))`` is the normal form that every
-round trip reproduces: words joined by single spaces, one inventory mark per word, quotes,
-brackets, invisible format characters and other non-inventory punctuation at word edges
-dropped (the apostrophe of 'em, '90s, rock 'n' roll and students' and the sign of -5 stay).
+round trip reproduces: words joined by single spaces, one inventory mark per word, invisible
+format characters at word edges dropped (the apostrophe of 'em, '90s, rock 'n' roll and
+students' and the sign of -5 stay). Quotes and brackets, which no model predicts, are not
+labels: they are kept where they were written (`Edges`), as are tokens without a word that
+hold one (":)", "(", a lone quote), beside the word before them.
 """
 
 from __future__ import annotations
@@ -177,8 +179,9 @@ def _build_lookup(inv: Inventory) -> dict:
     text = {NULL: ""} | {m.name: m.text for m in inv.post_marks + inv.pre_marks}
     final = {m.name for m in inv.post_marks if m.sentence_final}
     word_char = re.compile("[^\\s" + re.escape("".join(sorted(strip))) + "]")
+    kept = frozenset(_QUOTES + _BRACKETS) - set(post) - set(pre)
     return {"post": post, "pre": pre, "strip": frozenset(strip), "text": text, "final": final,
-            "word_char": word_char}
+            "word_char": word_char, "kept": kept}
 
 
 # Only words that practically never end a sentence: the period of "etc." or "St." often
@@ -253,6 +256,27 @@ def get_inventory(language: str | Inventory = "en") -> Inventory:
 
 
 @dataclass(frozen=True)
+class Edges:
+    """What is written around a word besides its marks: quotes, brackets and wordless tokens.
+
+    Attributes:
+        before: written before the word and its pre-mark: '("', or "( " for a token of its
+            own ("( laughs )").
+        after: written after the word: '")', or " :)" for a token of its own after it.
+        mark_at: where in `after` the word's post-mark is written: after the quotes and
+            brackets attached to the word unless the text wrote it inside them ('way,"').
+    """
+
+    before: str = ""
+    after: str = ""
+    mark_at: int = 0
+
+    def followed_by(self, token: str) -> Edges:
+        """These edges with a token of its own (":)") written after the word."""
+        return Edges(self.before, f"{self.after} {token}", self.mark_at)
+
+
+@dataclass(frozen=True)
 class Labelled:
     """Words with their labels, one entry per word in every field.
 
@@ -264,6 +288,7 @@ class Labelled:
         forms: the exact cased form of MIX words (None for other words).
         abbreviated: whether the word is written with an abbreviation period (U.S., Dr.);
             the period is not part of `words` and not a mark.
+        edges: quotes, brackets and wordless tokens written around the word (None: none).
     """
 
     words: tuple[str, ...]
@@ -272,6 +297,7 @@ class Labelled:
     pre: tuple[str, ...] = ()
     forms: tuple[str | None, ...] = ()
     abbreviated: tuple[bool, ...] = ()
+    edges: tuple[Edges | None, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.words)
@@ -281,8 +307,10 @@ class Labelled:
             object.__setattr__(self, "forms", (None,) * n)
         if not self.abbreviated:
             object.__setattr__(self, "abbreviated", (False,) * n)
+        if not self.edges:
+            object.__setattr__(self, "edges", (None,) * n)
         lengths = {len(self.post), len(self.case), len(self.pre), len(self.forms),
-                   len(self.abbreviated)}
+                   len(self.abbreviated), len(self.edges)}
         if lengths != {n}:
             raise ValueError(f"label fields must all have {n} entries, got lengths {lengths}")
 
@@ -291,8 +319,23 @@ class Labelled:
 
     def slice(self, start: int, stop: int | None = None) -> Labelled:
         """Words start..stop with their labels (Python slice semantics)."""
-        fields = ("words", "post", "case", "pre", "forms", "abbreviated")
-        return Labelled(*(getattr(self, f)[start:stop] for f in fields))
+        return Labelled(*(getattr(self, f)[start:stop] for f in LABELLED_FIELDS))
+
+    def followed_by(self, token: str) -> Labelled:
+        """These words with a token of its own (":)") written after the last one."""
+        edges = list(self.edges)
+        edges[-1] = (edges[-1] or Edges()).followed_by(token)
+        return replace(self, edges=tuple(edges))
+
+    @staticmethod
+    def concat(parts: Iterable[Labelled]) -> Labelled:
+        """One Labelled of consecutive parts' words, in order."""
+        parts = list(parts)
+        return Labelled(*(tuple(v for p in parts for v in getattr(p, f))
+                          for f in LABELLED_FIELDS))
+
+
+LABELLED_FIELDS = ("words", "post", "case", "pre", "forms", "abbreviated", "edges")
 
 
 # ----------------------------------------------------------------------------- characters
@@ -503,10 +546,13 @@ class _Builder:
     pre: list = field(default_factory=list)
     forms: list = field(default_factory=list)
     abbreviated: list = field(default_factory=list)
+    edges: list = field(default_factory=list)
     pending_pre: str = NULL
+    pending_before: str = ""
 
-    def add_word(self, written: str, pre: str, post: str, abbreviated: bool = False) -> None:
-        if abbreviated and self.inv.mark_text(post) == ".":
+    def add_word(self, written: str, pre: str, post: str, abbreviated: bool = False,
+                 before: str = "", after: str = "", mark_at: int = 0) -> None:
+        if abbreviated and mark_at == 0 and self.inv.mark_text(post) == ".":
             post = NULL  # "U.S.." is written "U.S.": its period cannot show a full stop
         case = case_of(written)
         self.words.append(lower_word(written))
@@ -515,7 +561,9 @@ class _Builder:
         self.pre.append(pre if pre != NULL else self.pending_pre)
         self.post.append(post)
         self.abbreviated.append(abbreviated)
-        self.pending_pre = NULL
+        before = self.pending_before + before
+        self.edges.append(Edges(before, after, mark_at) if before or after else None)
+        self.pending_pre, self.pending_before = NULL, ""
 
     def add_orphan_marks(self, pre: str, post: str) -> None:
         """Marks standing alone ("word ?", "¿ word") attach to the neighbouring word."""
@@ -524,14 +572,38 @@ class _Builder:
             final = self.inv.sentence_final
             if current == NULL or (post in final and current not in final):
                 self.post[-1] = post
-            if self.abbreviated[-1] and self.inv.mark_text(self.post[-1]) == ".":
+            mark_at = self.edges[-1].mark_at if self.edges[-1] else 0
+            if self.abbreviated[-1] and mark_at == 0 and \
+                    self.inv.mark_text(self.post[-1]) == ".":
                 self.post[-1] = current
         if pre != NULL:
             self.pending_pre = pre
 
+    def add_orphan_token(self, token: str) -> None:
+        """A token without a word that holds a quote or bracket (":)", "(") is written as it
+        is, after the word before it (before the next word at the start of a text)."""
+        if self.words:
+            self.edges[-1] = (self.edges[-1] or Edges()).followed_by(token)
+        else:
+            self.pending_before += token + " "
+
     def result(self) -> Labelled:
+        if self.pending_before and self.words:  # "word (": kept after the last word
+            self.edges[-1] = (self.edges[-1] or Edges()).followed_by(
+                self.pending_before.rstrip())
         return Labelled(tuple(self.words), tuple(self.post), tuple(self.case),
-                        tuple(self.pre), tuple(self.forms), tuple(self.abbreviated))
+                        tuple(self.pre), tuple(self.forms), tuple(self.abbreviated),
+                        tuple(self.edges))
+
+
+def _closing(chars: str, kept: frozenset, post_table: dict) -> tuple[str, int]:
+    """The quotes and brackets of a word's trailing run and where its mark was written among
+    them (after them all when the run has no mark): '),' -> (')', 1); ',"' -> ('"', 0)."""
+    closing = "".join(c for c in chars if c in kept)
+    first_mark = next((i for i, c in enumerate(chars) if c in post_table), None)
+    if first_mark is None:
+        return closing, len(closing)
+    return closing, sum(c in kept for c in chars[:first_mark])
 
 
 def _parse_piece(piece: str, builder: _Builder) -> None:
@@ -541,16 +613,23 @@ def _parse_piece(piece: str, builder: _Builder) -> None:
         builder.add_word(piece, NULL, NULL)  # a bare word (most ASR output): nothing to strip
         return
     start, end = _core_bounds(piece, lookup)
-    pre = _edge_marks(piece[:start], lookup, "pre")
+    kept = lookup["kept"]
     if start == end:
-        builder.add_orphan_marks(pre, _edge_marks(piece, lookup, "post"))
+        if any(c in kept for c in piece):
+            builder.add_orphan_token(piece)
+        else:
+            builder.add_orphan_marks(_edge_marks(piece, lookup, "pre"),
+                                     _edge_marks(piece, lookup, "post"))
         return
     start, end = _extend_core(piece, start, end, inv)
     builder.add_orphan_marks(NULL, _edge_marks(piece[:start], lookup, "post"))  # "a ,b"
     pre = _edge_marks(piece[:start], lookup, "pre")
     abbreviated = piece[end:end + 1] == "." and _is_abbreviation(piece[start:end], inv)
-    post = _edge_marks(piece[end + abbreviated:], lookup, "post")
-    builder.add_word(piece[start:end], pre, post, abbreviated)
+    trail = piece[end + abbreviated:]
+    post = _edge_marks(trail, lookup, "post")
+    before = "".join(c for c in piece[:start] if c in kept)
+    after, mark_at = _closing(trail, kept, lookup["post"]) if trail else ("", 0)
+    builder.add_word(piece[start:end], pre, post, abbreviated, before, after, mark_at)
 
 
 def parse(text: str, language: str | Inventory = "en") -> Labelled:
@@ -574,6 +653,14 @@ def parse(text: str, language: str | Inventory = "en") -> Labelled:
         for piece in pieces:
             _parse_piece(piece, builder)
     return builder.result()
+
+
+def wordless_tokens(text: str, language: str | Inventory = "en") -> list[str]:
+    """The tokens of a text without words that `parse` keeps as written (":)", "(", a lone
+    quote), beside a word: a text without words loses them unless its caller keeps them."""
+    lookup = get_inventory(language)._lookup
+    return [t for t in whitespace_tokens(text)
+            if not lookup["word_char"].search(t) and any(c in lookup["kept"] for c in t)]
 
 
 def normalize(text: str, language: str | Inventory = "en") -> list[str]:
@@ -619,11 +706,18 @@ def render(
         case = cases[i]
         form = labelled.forms[i] or (lexicon or {}).get(word)
         written = inv.mark_text(labelled.pre[i]) + apply_case(word, case, form)
-        post = labelled.post[i]
+        mark = inv.mark_text(labelled.post[i])
+        edges = labelled.edges[i]
         if labelled.abbreviated[i]:
             written += "."
-        if not (labelled.abbreviated[i] and inv.mark_text(post) == "."):
-            written += inv.mark_text(post)  # "U.S." + PERIOD is written "U.S."
+            if mark == "." and not (edges and edges.mark_at):
+                mark = ""  # "U.S." + PERIOD is written "U.S."
+        if edges:
+            after = edges.after
+            written = edges.before + written + after[:edges.mark_at] + mark + \
+                after[edges.mark_at:]
+        else:
+            written += mark
         if parts:
             parts.append(separator(labelled.words[i - 1], word, inv))
         parts.append(written)

@@ -239,7 +239,7 @@ class Transcriber:
             return given
         prediction = self.punctuator.predict(given.words)
         return Labelled(given.words, given.post, prediction.case, given.pre,
-                        tuple(None for _ in given.words), given.abbreviated)
+                        tuple(None for _ in given.words), given.abbreviated, given.edges)
 
 
 def to_transcript(result: Transcription, format: str):

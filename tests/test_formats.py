@@ -333,6 +333,21 @@ def test_context_flows_across_cues():
     assert len(punctuator.calls) == 1  # the whole file is one word sequence
 
 
+def test_quotes_and_brackets_stay_on_subtitle_and_word_record_words():
+    reference = 'He said, "We see" and left. A boat.'
+    srt = ('1\n00:00:01,000 --> 00:00:02,000\nhe said "we\n\n'
+           '2\n00:00:02,000 --> 00:00:03,000\nsee" and left :) a boat\n')
+    _, restored, _ = _restored_cues(srt, "srt", reference)
+    assert [c.text for c in restored.cues] == ['He said, "We', 'see" and left. :) A boat.']
+    words = [{"word": w, "start": i, "end": i + 0.5}
+             for i, w in enumerate([" he", " said", ' "we', ' see"', " and", " left"])]
+    whisper = _json({"text": "", "segments": [{"start": 0, "end": 6, "text": "",
+                                                "words": words}]})
+    _, restored, _ = _restored_cues(whisper, "whisper", 'He said, "We see" and left.')
+    assert [t.text for t in restored.cues[0].tokens if t.text.strip()] == \
+        ["He", "said,", '"We', 'see"', "and", "left."]
+
+
 def test_sentence_case_follows_the_previous_cue():
     reference = "We are done. And you, my friend, see a boat."
     srt = ("1\n00:00:01,000 --> 00:00:02,000\nwe are done\n\n"

@@ -97,7 +97,7 @@ def test_tsv_cells_are_split_at_tabs_without_quoting():
     transcript = formats.loads(content, "tsv")
     assert [c.text for c in transcript.cues] == ['"so" what']
     out, _ = _restored(content, 'So, what?', format="tsv")
-    assert out == 'path\tsentence\na.mp3\tSo, what?\tnow\n'
+    assert out == 'path\tsentence\na.mp3\t"So", what?\tnow\n'
 
 
 def test_a_broken_csv_row_is_an_error_naming_its_line():

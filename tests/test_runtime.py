@@ -35,9 +35,46 @@ def test_restore_keeps_words_and_adds_marks(punctuator):
     assert "New York" in restored
 
 
-@pytest.mark.parametrize("text", ["", "   ", "\n\t", "?!...", "“ ” ( )"])
+@pytest.mark.parametrize("text", ["", "   ", "\n\t", "?!...", " -- , "])
 def test_empty_inputs_give_empty_output(punctuator, text):
     assert punctuator.restore(text) == ""
+
+
+def test_a_text_without_words_keeps_its_quotes_and_brackets(punctuator):
+    assert punctuator.restore(" “ ”  ( ) ?! :) ") == "“ ” ( ) :)"
+
+
+QUOTED = 'he said "we visit new york" (twice) and [1] i see :) do you like the house'
+
+
+def test_restore_keeps_quotes_brackets_and_emoticons(punctuator):
+    restored = punctuator.restore(QUOTED)
+    assert _same_words(QUOTED, restored)
+    kept = [c for c in restored if c in '"()[]:']
+    assert kept == list('""()[]:)')
+    assert '"we visit new york' in restored.lower() and "[1]" in restored
+    assert punctuator.restore(restored) == restored  # idempotent with them
+
+
+def test_stream_keeps_tokens_without_words(punctuator):
+    for lookahead in (0, 3):
+        stream = punctuator.stream(lookahead=lookahead)
+        pieces = [p for token in ("( laughs )", ":)", "so", "we", "go", "(") for p in
+                  stream.feed(token)] + stream.flush()
+        written = " ".join(pieces)
+        assert [t for t in written.split() if not any(c.isalpha() for c in t)] == \
+            ["(", ")", ":)", "("]
+        assert _same_words("laughs so we go", written)
+    stream = punctuator.stream(lookahead=2)
+    assert stream.feed(":)") == [] and stream.flush() == [":)"]
+
+
+def test_json_words_name_their_quotes_and_brackets(punctuator):
+    restored = punctuator.restore_detailed(['( yes ) "we go"'])[0].to_dict()
+    words = {w["word"]: w for w in restored["words"]}
+    assert words["yes"]["before"] == "( " and words["yes"]["after"] == " )"
+    assert words["we"]["before"] == '"' and "after" not in words["we"]
+    assert words["go"]["after"] == '"' and "before" not in words["go"]
 
 
 def test_restoring_twice_gives_the_same_text(punctuator):

@@ -2,6 +2,7 @@
 
 import json
 import unicodedata
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,6 +15,7 @@ from punctum.text import (
     MIX,
     NULL,
     UPPER,
+    Edges,
     Inventory,
     Labelled,
     Mark,
@@ -26,6 +28,7 @@ from punctum.text import (
     parse,
     render,
     sentence_spans,
+    wordless_tokens,
 )
 
 ADVERSARIAL = [
@@ -171,6 +174,42 @@ def test_abbreviation_periods_are_part_of_the_word():
     assert render(degrees) == "a Ph.D. and a B.Sc. from google.com."
     # An unabbreviated word keeps its words when a model adds a period after it.
     assert normalize(render(Labelled(("dr",), ("PERIOD",), (CAP,)))) == ["dr"]
+
+
+@pytest.mark.parametrize("source, expected", [
+    ('he said "no way," and left', 'he said "no way," and left'),  # the mark stays inside
+    ('"no way", he said', '"no way", he said'),
+    ("see [1] and (maybe) 'this'.", "see [1] and (maybe) 'this'."),
+    ("that is great :) i love it", "that is great :) i love it"),
+    ("( laughs ) ok", "( laughs ) ok"),
+    ("hello ( ", "hello ("),
+    ("the (U.S.). x", "the (U.S.). x"),
+    ('a ?) b', 'a ?) b'),  # a wordless token with a bracket is kept whole, its marks too
+    ("«Bonjour», dit-il", "«Bonjour», dit-il"),
+])
+def test_quotes_brackets_and_wordless_tokens_are_kept(source, expected):
+    labelled = parse(source)
+    assert render(labelled) == expected
+    assert parse(expected) == labelled
+
+
+def test_edges_place_a_new_mark_after_what_closes_the_word():
+    labelled = parse('he said "no way" (twice) :) ok')
+    assert labelled.words == ("he", "said", "no", "way", "twice", "ok")
+    assert labelled.edges[2] == Edges(before='"')
+    assert labelled.edges[3] == Edges(after='"', mark_at=1)
+    assert labelled.edges[4] == Edges(before="(", after=") :)", mark_at=1)
+    marked = replace(labelled, post=(NULL, "COMMA", NULL, "COMMA", "PERIOD", "PERIOD"))
+    assert render(marked, sentence_case=True) == 'He said, "no way", (twice). :) Ok.'
+    inside = parse('"no way," he said')
+    assert render(replace(inside, post=("O", "QUESTION", "O", "O"))) == '"no way?" he said'
+    assert render(replace(inside, post=("O", "O", "O", "O"))) == '"no way" he said'
+
+
+def test_a_text_without_words_keeps_no_edges():
+    assert parse('“ ” ( ) :)').words == ()
+    assert wordless_tokens('“ ” ( ) :) ?! -- x') == ["“", "”", "(", ")", ":)"]
+    assert parse('x').followed_by(":)") == parse("x :)")
 
 
 def test_spanish_pre_marks():

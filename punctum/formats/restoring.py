@@ -165,8 +165,8 @@ def restore_transcript(transcript: Transcript, punctuator,
     All tokens of the file (of each line for text and NeMo) go to the model as one word
     sequence; each token is then written as `text.render` of its own words with their labels,
     the sentence state carried over from the token before it. A token without words (a
-    dialogue dash) and all timings, cues, whitespace and markup stay as they are. Quotes and
-    brackets at a word's edges are dropped, as by `Punctuator.restore` (`text.canonical`).
+    dialogue dash) and all timings, cues, whitespace and markup stay as they are, as do quotes
+    and brackets at a word's edges (`text.Edges`), as in `Punctuator.restore`.
     In roll-up captions (`rolling`), a line repeated from the cue before goes to the model
     once and each copy is written as the word it repeats.
 
@@ -195,7 +195,7 @@ def restore_transcript(transcript: Transcript, punctuator,
     parsed = [_parse_groups(cue, cue_groups, inventory, model_text, cache, note.kept_out)
               for cue, cue_groups, note in zip(transcript.cues, groups, notes)]
     documents = [d for d in _documents(transcript) if any(len(p) for c in d for p in parsed[c])]
-    given = [_concat([p for c in doc for p in parsed[c]]) for doc in documents]
+    given = [Labelled.concat([p for c in doc for p in parsed[c]]) for doc in documents]
     timing = {}
     if options.pauses and getattr(punctuator, "pause_aware", False):
         timing["pauses"] = [word_pauses(transcript, parsed, doc) for doc in documents]
@@ -437,13 +437,6 @@ def _render_tokens(labelled: Labelled, counts: list[int], punctuator,
         sentence_start = piece.post[-1] in inventory.sentence_final
         offset += count
     return out
-
-
-_LABEL_FIELDS = ("words", "post", "case", "pre", "forms", "abbreviated")
-
-
-def _concat(parts: list[Labelled]) -> Labelled:
-    return Labelled(*(tuple(v for p in parts for v in getattr(p, f)) for f in _LABEL_FIELDS))
 
 
 def _slice(labelled: Labelled, start: int, stop: int) -> Labelled:
