@@ -540,6 +540,7 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
         if given.case[i] == MIX and is_address(word):  # path); all capitals are not
             case[i], forms[i] = MIX, given.forms[i]
     abbreviated = given.abbreviated
+    edges = (given if options.keep_existing else given.without_written_marks()).edges
     if abbreviations and not options.keep_existing and CAP in prediction.case_labels:
         own = prediction.case_probs.argmax(-1) == prediction.case_labels.index(CAP)
         abbreviated = tuple(a or (w in abbreviations and p == NULL and c == CAP and own[i]
@@ -547,7 +548,7 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
                             for i, (w, p, c, a) in enumerate(zip(given.words, post, case,
                                                                  abbreviated)))
     return Labelled(given.words, tuple(post), tuple(case), given.pre, tuple(forms),
-                    abbreviated, given.edges)
+                    abbreviated, edges)
 
 
 def _names_follow(words: Sequence[str], case: Sequence[str], i: int) -> bool:

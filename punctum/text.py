@@ -12,8 +12,9 @@ A word carries three labels:
 
 `parse` turns cased, punctuated text into normalised words and labels, `render` turns them
 back into text, and ``canonical(text) == render(parse(text))`` is the normal form that every
-round trip reproduces: words joined by single spaces, one inventory mark per word, invisible
-format characters at word edges dropped (the apostrophe of 'em, '90s, rock 'n' roll and
+round trip reproduces: words joined by single spaces, one inventory mark per word written as
+its label's own text (`render` of `parse` writes a mark as the text wrote it: ";", "?!",
+`Edges.mark`, which `--keep-existing` keeps), invisible format characters at word edges dropped (the apostrophe of 'em, '90s, rock 'n' roll and
 students' and the sign of -5 stay). Quotes and brackets, which no model predicts, are not
 labels: they are kept where they were written (`Edges`), as are tokens without a word that
 hold one (":)", "(", a lone quote), beside the word before them.
@@ -178,10 +179,11 @@ def _build_lookup(inv: Inventory) -> dict:
         set(post) | set(pre)
     text = {NULL: ""} | {m.name: m.text for m in inv.post_marks + inv.pre_marks}
     final = {m.name for m in inv.post_marks if m.sentence_final}
+    final_text = frozenset(m.text for m in inv.post_marks if m.sentence_final)
     word_char = re.compile("[^\\s" + re.escape("".join(sorted(strip))) + "]")
     kept = frozenset(_QUOTES + _BRACKETS) - set(post) - set(pre)
     return {"post": post, "pre": pre, "strip": frozenset(strip), "text": text, "final": final,
-            "word_char": word_char, "kept": kept}
+            "word_char": word_char, "kept": kept, "final_text": final_text}
 
 
 # Only words that practically never end a sentence: the period of "etc." or "St." often
@@ -265,15 +267,26 @@ class Edges:
         after: written after the word: '")', or " :)" for a token of its own after it.
         mark_at: where in `after` the word's post-mark is written: after the quotes and
             brackets attached to the word unless the text wrote it inside them ('way,"').
+        mark, mark_of: the post-mark as the text wrote it where that is not the label's own
+            text (";" or "..." for PERIOD, "—" for COMMA, "?!"), and that label: `render`
+            writes `mark` while the word's label is still `mark_of` (`--keep-existing`).
     """
 
     before: str = ""
     after: str = ""
     mark_at: int = 0
+    mark: str = ""
+    mark_of: str = NULL
 
-    def followed_by(self, token: str) -> Edges:
-        """These edges with a token of its own (":)") written after the word."""
-        return Edges(self.before, f"{self.after} {token}", self.mark_at)
+    def followed_by(self, token: str, space: str = " ") -> Edges:
+        """These edges with a token of its own (":)") written after the word, `space` apart."""
+        return replace(self, after=f"{self.after}{space}{token}")
+
+    def without_mark(self) -> Edges | None:
+        """These edges without the written mark (None when nothing else is left)."""
+        if not (self.before or self.after):
+            return None
+        return replace(self, mark="", mark_of=NULL)
 
 
 @dataclass(frozen=True)
@@ -326,6 +339,14 @@ class Labelled:
         edges = list(self.edges)
         edges[-1] = (edges[-1] or Edges()).followed_by(token)
         return replace(self, edges=tuple(edges))
+
+    def without_written_marks(self) -> Labelled:
+        """These labels with every mark written as its label's own text (`Edges.mark`
+        dropped: ";" written "." for PERIOD), as a model's own marks are."""
+        if not any(e and e.mark for e in self.edges):
+            return self
+        return replace(self, edges=tuple(e.without_mark() if e and e.mark else e
+                                         for e in self.edges))
 
     @staticmethod
     def concat(parts: Iterable[Labelled]) -> Labelled:
@@ -551,9 +572,11 @@ class _Builder:
     pending_before: str = ""
 
     def add_word(self, written: str, pre: str, post: str, abbreviated: bool = False,
-                 before: str = "", after: str = "", mark_at: int = 0) -> None:
-        if abbreviated and mark_at == 0 and self.inv.mark_text(post) == ".":
+                 before: str = "", after: str = "", mark_at: int = 0, mark: str = "") -> None:
+        if abbreviated and mark_at == 0 and mark == ".":
             post = NULL  # "U.S.." is written "U.S.": its period cannot show a full stop
+        if post == NULL or mark == self.inv.mark_text(post):
+            mark = ""
         case = case_of(written)
         self.words.append(lower_word(written))
         self.case.append(case)
@@ -562,30 +585,51 @@ class _Builder:
         self.post.append(post)
         self.abbreviated.append(abbreviated)
         before = self.pending_before + before
-        self.edges.append(Edges(before, after, mark_at) if before or after else None)
+        self.edges.append(Edges(before, after, mark_at, mark, post if mark else NULL)
+                          if before or after or mark else None)
         self.pending_pre, self.pending_before = NULL, ""
 
-    def add_orphan_marks(self, pre: str, post: str) -> None:
-        """Marks standing alone ("word ?", "¿ word") attach to the neighbouring word."""
-        if post != NULL and self.post:
-            current = self.post[-1]
-            final = self.inv.sentence_final
-            if current == NULL or (post in final and current not in final):
-                self.post[-1] = post
-            mark_at = self.edges[-1].mark_at if self.edges[-1] else 0
-            if self.abbreviated[-1] and mark_at == 0 and \
-                    self.inv.mark_text(self.post[-1]) == ".":
-                self.post[-1] = current
+    def add_orphan_marks(self, pre: str, post: str, written: str = "",
+                         joined: bool = False) -> None:
+        """Marks standing alone ("word ?", "¿ word") or ending a token without a word
+        ("( laughs )."): the post-mark is the word before's, written after all that follows
+        it so far; a `written` mark that is not the label's own text ("word —") is recorded
+        as written (`joined`: with no space before it)."""
         if pre != NULL:
             self.pending_pre = pre
+        if post == NULL or not self.post:
+            return
+        current, edges = self.post[-1], self.edges[-1]
+        if current != NULL and (post not in self.inv.sentence_final
+                                or current in self.inv.sentence_final):
+            return
+        if edges and edges.after:  # "( laughs ) ." is written "( laughs )."
+            self.edges[-1] = edges = replace(edges, mark_at=len(edges.after))
+        elif self.abbreviated[-1] and written == ".":
+            return  # "U.S. ." is written "U.S."
+        self.post[-1] = post
+        self._written_mark(post, written if joined or not written else f" {written}")
 
-    def add_orphan_token(self, token: str) -> None:
+    def _written_mark(self, post: str, written: str) -> None:
+        """Record (or forget) the last word's mark as written, for label `post`."""
+        edges = self.edges[-1]
+        if written and written.strip() != self.inv.mark_text(post):
+            self.edges[-1] = replace(edges or Edges(), mark=written, mark_of=post)
+        elif edges and edges.mark:
+            self.edges[-1] = edges.without_mark()
+
+    def add_orphan_token(self, token: str, space_before: bool = True,
+                         space_after: bool = True) -> None:
         """A token without a word that holds a quote or bracket (":)", "(") is written as it
-        is, after the word before it (before the next word at the start of a text)."""
-        if self.words:
-            self.edges[-1] = (self.edges[-1] or Edges()).followed_by(token)
+        is: after the word before it, unless it only opens ("(", "“") or starts the text, then
+        before the next word. `space_before` / `space_after`: whether whitespace stood there
+        (not between the characters of a token that a char-unit language cuts up)."""
+        opens = all(unicodedata.category(c) in ("Ps", "Pi") for c in token)
+        if self.words and not opens:
+            self.edges[-1] = (self.edges[-1] or Edges()).followed_by(
+                token, " " if space_before else "")
         else:
-            self.pending_before += token + " "
+            self.pending_before += token + (" " if space_after else "")
 
     def result(self) -> Labelled:
         if self.pending_before and self.words:  # "word (": kept after the last word
@@ -606,7 +650,8 @@ def _closing(chars: str, kept: frozenset, post_table: dict) -> tuple[str, int]:
     return closing, sum(c in kept for c in chars[:first_mark])
 
 
-def _parse_piece(piece: str, builder: _Builder) -> None:
+def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
+                 space_after: bool = True) -> None:
     inv = builder.inv
     lookup = inv._lookup
     if piece[0] not in lookup["strip"] and piece[-1] not in lookup["strip"]:
@@ -615,21 +660,29 @@ def _parse_piece(piece: str, builder: _Builder) -> None:
     start, end = _core_bounds(piece, lookup)
     kept = lookup["kept"]
     if start == end:
-        if any(c in kept for c in piece):
-            builder.add_orphan_token(piece)
+        if any(c in kept for c in piece):  # ":)", "(", ")." (a bracket, then its mark)
+            last = max(i for i, c in enumerate(piece) if c in kept) + 1
+            builder.add_orphan_token(piece[:last], space_before,
+                                     space_after and last == len(piece))
+            marks = piece[last:]
+            builder.add_orphan_marks(NULL, _edge_marks(marks, lookup, "post"),
+                                     "".join(c for c in marks if c in lookup["post"]), True)
         else:
             builder.add_orphan_marks(_edge_marks(piece, lookup, "pre"),
-                                     _edge_marks(piece, lookup, "post"))
+                                     _edge_marks(piece, lookup, "post"),
+                                     "".join(c for c in piece if c in lookup["post"]))
         return
     start, end = _extend_core(piece, start, end, inv)
-    builder.add_orphan_marks(NULL, _edge_marks(piece[:start], lookup, "post"))  # "a ,b"
+    builder.add_orphan_marks(NULL, _edge_marks(piece[:start], lookup, "post"),  # "a ,b"
+                             "".join(c for c in piece[:start] if c in lookup["post"]))
     pre = _edge_marks(piece[:start], lookup, "pre")
     abbreviated = piece[end:end + 1] == "." and _is_abbreviation(piece[start:end], inv)
     trail = piece[end + abbreviated:]
     post = _edge_marks(trail, lookup, "post")
     before = "".join(c for c in piece[:start] if c in kept)
     after, mark_at = _closing(trail, kept, lookup["post"]) if trail else ("", 0)
-    builder.add_word(piece[start:end], pre, post, abbreviated, before, after, mark_at)
+    mark = "".join(c for c in trail if c in lookup["post"])
+    builder.add_word(piece[start:end], pre, post, abbreviated, before, after, mark_at, mark)
 
 
 def parse(text: str, language: str | Inventory = "en") -> Labelled:
@@ -650,8 +703,8 @@ def parse(text: str, language: str | Inventory = "en") -> Labelled:
     builder = _Builder(inv)
     for token in whitespace_tokens(text):
         pieces = _split_cjk(token) if inv.word_unit == "char" else [token]
-        for piece in pieces:
-            _parse_piece(piece, builder)
+        for k, piece in enumerate(pieces):
+            _parse_piece(piece, builder, k == 0, k == len(pieces) - 1)
     return builder.result()
 
 
@@ -706,8 +759,9 @@ def render(
         case = cases[i]
         form = labelled.forms[i] or (lexicon or {}).get(word)
         written = inv.mark_text(labelled.pre[i]) + apply_case(word, case, form)
-        mark = inv.mark_text(labelled.post[i])
         edges = labelled.edges[i]
+        mark = edges.mark if edges and edges.mark and edges.mark_of == labelled.post[i] \
+            else inv.mark_text(labelled.post[i])
         if labelled.abbreviated[i]:
             written += "."
             if mark == "." and not (edges and edges.mark_at):
@@ -758,6 +812,21 @@ def is_initialism(word: str) -> bool:
             and not is_lowercase_initialism(word))
 
 
+def ends_sentence(labelled: Labelled, i: int, language: str | Inventory = "en") -> bool:
+    """Whether word i ends a sentence as written: a sentence-final label, unless the text
+    wrote it without a sentence-final character (";" read as PERIOD: the next word does not
+    start a sentence)."""
+    inv = get_inventory(language)
+    post = labelled.post[i]
+    if post not in inv.sentence_final:
+        return False
+    edges = labelled.edges[i]
+    if edges is None or not edges.mark or edges.mark_of != post:
+        return True
+    mark = re.sub(r"\.\.+|…", "", edges.mark)  # "wait... what": an ellipsis goes on
+    return any(c in inv._lookup["final_text"] for c in mark)
+
+
 def written_cases(labelled: Labelled, language: str | Inventory = "en", *,
                   sentence_case: bool = False, sentence_start: bool = True,
                   lexicon: dict[str, str] | None = None) -> tuple[str, ...]:
@@ -770,12 +839,12 @@ def written_cases(labelled: Labelled, language: str | Inventory = "en", *,
     """
     cases = list(labelled.case)
     if sentence_case:
-        final = get_inventory(language).sentence_final
-        for i, (word, post) in enumerate(zip(labelled.words, labelled.post)):
+        inv = get_inventory(language)
+        for i, word in enumerate(labelled.words):
             if sentence_start and cases[i] == LOWER and not is_address(word) \
                     and not is_number_with_ending(word):
                 cases[i] = UPPER if is_initialism(word) else CAP
-            sentence_start = post in final
+            sentence_start = ends_sentence(labelled, i, inv)
     lexicon = lexicon or {}
     cases = [CAP if c == MIX and apply_case(w, MIX, f or lexicon.get(w)) == apply_case(w, CAP)
              else c for w, c, f in zip(labelled.words, cases, labelled.forms)]  # no MIX form
@@ -784,8 +853,9 @@ def written_cases(labelled: Labelled, language: str | Inventory = "en", *,
 
 
 def canonical(text: str, language: str | Inventory = "en") -> str:
-    """The normal form of a text: ``render(parse(text))``."""
-    return render(parse(text, language), language)
+    """The normal form of a text: ``render(parse(text))``, each mark written as its label's
+    own text (";" as ".", "—" as ",", "?!" as "?")."""
+    return render(parse(text, language).without_written_marks(), language)
 
 
 def open_sentences(labelled: Labelled, language: str | Inventory = "en") -> Labelled:

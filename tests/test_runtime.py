@@ -84,10 +84,20 @@ def test_restoring_twice_gives_the_same_text(punctuator):
 
 def test_keep_existing_and_no_case(punctuator):
     kept = punctuator.restore("we visit NEW york; you see", RestoreOptions(keep_existing=True))
-    assert "NEW" in kept and "york." in kept.lower()
+    assert "NEW" in kept and "york;" in kept.lower()  # the mark as it was written
     no_case = punctuator.restore("we visit NEW york and IBM", RestoreOptions(case=False))
     written = [w.rstrip(".,?!") for w in no_case.split(" ")]
     assert written == ["we", "visit", "NEW", "york", "and", "IBM"]
+
+
+@pytest.mark.parametrize("written", [";", " —", "...", "?!", ":", "…"])
+def test_keep_existing_writes_marks_as_they_were_written(punctuator, written):
+    source = f"we visit new york{written} you see"
+    kept = punctuator.restore(source, RestoreOptions(keep_existing=True))
+    assert f"york{written} you" in kept.lower()
+    assert punctuator.restore(kept, RestoreOptions(keep_existing=True)) == kept
+    # by default the model's own marks replace them, each written as its label's text
+    assert punctuator.restore(source) == punctuator.restore("we visit new york you see")
 
 
 def test_predict_returns_probabilities(punctuator):

@@ -23,6 +23,7 @@ from punctum.text import (
     build_casing_lexicon,
     canonical,
     case_of,
+    ends_sentence,
     get_inventory,
     normalize,
     parse,
@@ -206,6 +207,29 @@ def test_edges_place_a_new_mark_after_what_closes_the_word():
     assert render(replace(inside, post=("O", "O", "O", "O"))) == '"no way" he said'
 
 
+PERIOD, COMMA, QUESTION = "PERIOD", "COMMA", "QUESTION"
+
+
+def test_marks_are_recorded_as_written_and_canonical_writes_the_labels():
+    labelled = parse("wait... what?! i came; we saw — ok: fine")
+    assert labelled.post == (PERIOD, QUESTION, NULL, PERIOD, NULL, COMMA, COMMA, NULL)
+    assert render(labelled, sentence_case=True) == "Wait... what?! I came; we saw — ok: fine"
+    assert canonical("wait... what?! i came; we saw — ok: fine") == \
+        "wait. what? i came. we saw, ok, fine"
+    assert render(labelled.without_written_marks(), sentence_case=True) == \
+        "Wait. What? I came. We saw, ok, fine"
+    relabelled = replace(labelled, post=(COMMA,) + labelled.post[1:])  # a new label: its text
+    assert render(relabelled).startswith("wait, what?!")
+    assert [ends_sentence(labelled, i) for i in range(4)] == [False, True, False, False]
+
+
+def test_a_bracket_then_its_mark_and_char_unit_brackets():
+    assert render(parse("hello ( laughs ). ok")) == "hello ( laughs ). ok"
+    assert parse("hello ( laughs ). ok").post == (NULL, PERIOD, NULL)
+    assert render(parse("你好（世界）。", "zh"), "zh") == "你好（世界）。"
+    assert parse("你好（世界）。", "zh").post[-1] == PERIOD
+
+
 def test_a_text_without_words_keeps_no_edges():
     assert parse('“ ” ( ) :)').words == ()
     assert wordless_tokens('“ ” ( ) :) ?! -- x') == ["“", "”", "(", ")", ":)"]
@@ -282,9 +306,11 @@ def test_adversarial_round_trip(source, language):
 def _check_round_trip(source: str, language: str) -> None:
     inv = get_inventory(language)
     once = parse(source, language)
-    rendered = render(once, language)
+    rendered = render(once, language)  # marks as written: "?!", ";", "—"
     assert parse(rendered, language) == once
-    assert canonical(rendered, language) == rendered
+    normal = render(once.without_written_marks(), language)  # each label's own mark
+    assert canonical(rendered, language) == canonical(source, language) == normal
+    assert canonical(normal, language) == normal
     assert _word_chars(source, inv) == _word_chars("".join(once.words), inv)
 
 
