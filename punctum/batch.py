@@ -33,7 +33,7 @@ from punctum import formats
 from punctum.fileio import TEMP_SUFFIX, atomic_writer, printable, standard_stream
 from punctum.formats.annotations import separate, words_outside
 from punctum.runtime import LONG_LINE_PART, RestoreOptions, cpu_count
-from punctum.text import separator, whitespace_tokens
+from punctum.text import ends_sentence, separator, whitespace_tokens, words_as_written
 
 log = logging.getLogger(__name__)
 
@@ -401,14 +401,17 @@ class _SentenceLines:
         part is one piece, and a sentence may end inside it)."""
         if part is None:
             return ""
-        spaced = self.inventory.word_unit == "word"
-        pieces = part.text.split(" ") if spaced else [part.text]
-        marks = part.labelled.post if spaced else part.labelled.post[-1:]
+        spaced = self.inventory.word_unit == "word" and len(part.labelled)
+        pieces = words_as_written(part.labelled, part.text) if spaced else [part.text]
+        ends = [ends_sentence(part.labelled, i, self.inventory)
+                for i in (range(len(part.labelled)) if spaced else [len(part.labelled) - 1])
+                if i >= 0]  # a part without words (":)" alone) ends no sentence
+        ends = ends or [False]
         out = []
-        for piece, mark in zip(pieces, marks, strict=True):
+        for piece, end in zip(pieces, ends, strict=True):
             out.append((separator(self.last, piece, self.inventory) if self.last else "")
                        + piece)
-            self.last = "" if mark in self.inventory.sentence_final else piece
+            self.last = "" if end else piece
             if not self.last:
                 out.append("\n")
         return "".join(out)

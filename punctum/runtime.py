@@ -33,6 +33,7 @@ from punctum.text import (
     NULL,
     UPPER,
     Labelled,
+    ends_sentence,
     holds_word,
     is_address,
     is_initialism,
@@ -728,7 +729,7 @@ class Stream:
         cases = written_cases(labelled, inventory, sentence_case=sentence_case,
                               sentence_start=self._sentence_start,
                               lexicon=self.punctuator.artifact.lexicon)
-        self._sentence_start = labelled.post[-1] in inventory.sentence_final
+        self._sentence_start = ends_sentence(labelled, len(labelled) - 1, inventory)
         return Restored(text, labelled, prediction, cases)
 
 

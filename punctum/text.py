@@ -11,13 +11,13 @@ A word carries three labels:
 - ``pre``: a mark written before it (Spanish inverted marks); O in most languages.
 
 `parse` turns cased, punctuated text into normalised words and labels, `render` turns them
-back into text, and ``canonical(text) == render(parse(text))`` is the normal form that every
-round trip reproduces: words joined by single spaces, one inventory mark per word written as
-its label's own text (`render` of `parse` writes a mark as the text wrote it: ";", "?!",
-`Edges.mark`, which `--keep-existing` keeps), invisible format characters at word edges dropped (the apostrophe of 'em, '90s, rock 'n' roll and
-students' and the sign of -5 stay). Quotes and brackets, which no model predicts, are not
-labels: they are kept where they were written (`Edges`), as are tokens without a word that
-hold one (":)", "(", a lone quote), beside the word before them.
+back into text, and ``canonical(text)`` is the normal form that every round trip reproduces:
+words joined by single spaces, one inventory mark per word written as its label's own text
+(`render` of `parse` writes a mark as the text wrote it, ";" or "?!": `Edges.mark`, which
+`--keep-existing` keeps), invisible format characters at word edges dropped (the apostrophe
+of 'em, '90s, rock 'n' roll and students' and the sign of -5 stay). Quotes and brackets,
+which no model predicts, are not labels: they are kept where they were written (`Edges`), as
+are tokens without a word that hold one (":)", "(", a lone quote), beside the nearest word.
 """
 
 from __future__ import annotations
@@ -810,6 +810,23 @@ def is_initialism(word: str) -> bool:
     parts = (word[:-1] if word.endswith(".") else word).split(".")
     return (len(parts) > 1 and all(len(p) == 1 and p.isalpha() for p in parts)
             and not is_lowercase_initialism(word))
+
+
+def words_as_written(labelled: Labelled, text: str) -> list[str]:
+    """The rendered `text` of a space-separated language cut into one piece per word, each
+    with its marks and what `Edges` writes around it ("( laughs )", "great. :)"), (n,)."""
+    pieces = text.split(" ")
+    out, start = [], 0
+    for post, edges in zip(labelled.post, labelled.edges):
+        n = 1
+        if edges:
+            n += edges.before.count(" ") + edges.after.count(" ")
+            n += edges.mark.count(" ") if edges.mark and edges.mark_of == post else 0
+        out.append(" ".join(pieces[start:start + n]))
+        start += n
+    if start != len(pieces):
+        raise ValueError(f"{len(pieces)} pieces of text for {len(labelled)} words")
+    return out
 
 
 def ends_sentence(labelled: Labelled, i: int, language: str | Inventory = "en") -> bool:

@@ -8,7 +8,7 @@ import pytest
 
 from punctum.batch import FileOptions, Source, restore_source
 from punctum.cli import main
-from punctum.runtime import Punctuator
+from punctum.runtime import Punctuator, RestoreOptions
 from punctum.text import normalize
 
 
@@ -56,6 +56,19 @@ def test_a_stream_keeps_every_word_and_writes_as_context_arrives(bundled):
     assert text.endswith("\n") and "\n\n" not in text
     assert all(line[-1] in ".?!" for line in text.splitlines())  # a line per sentence
     assert text[0].isupper()
+
+
+def test_a_stream_keeps_quotes_brackets_and_tokens_without_words(bundled):
+    lines = ['he said ( laughs ) "no way" :) ok', "we go; now", ":)"]
+    for keep in (False, True):
+        out = io.StringIO()
+        source = Source("<stdin>", "text", iter(lines))
+        options = FileOptions(stream_lookahead=2, restore=RestoreOptions(keep_existing=keep))
+        restore_source(bundled, source, out, options)
+        text = out.getvalue()
+        assert normalize(text) == normalize(" ".join(lines))
+        assert [c for c in text if c in '()":'] == list('()"":):)')
+        assert ("we go; now" in text.lower()) == keep  # kept as written, or the model's
 
 
 def test_stream_options_are_checked(bundled, tmp_path, capsys):

@@ -28,7 +28,7 @@ from punctum.formats.transcript import (
     needs_space,
 )
 from punctum.runtime import RestoreOptions, written_labels
-from punctum.text import Labelled, parse, render
+from punctum.text import Labelled, ends_sentence, parse, render
 
 # Markup that separates words as whitespace does: line-break tags (references to spaces,
 # &nbsp; among them, are read by `_separates`).
@@ -434,7 +434,7 @@ def _render_tokens(labelled: Labelled, counts: list[int], punctuator,
             continue
         piece = _slice(labelled, offset, offset + count)
         out.append(render(piece, inventory, sentence_start=sentence_start, **style))
-        sentence_start = piece.post[-1] in inventory.sentence_final
+        sentence_start = ends_sentence(piece, len(piece) - 1, inventory)
         offset += count
     return out
 
