@@ -33,6 +33,7 @@ from punctum.text import (
     NULL,
     UPPER,
     Labelled,
+    count_straight_quotes,
     ends_sentence,
     holds_word,
     is_address,
@@ -645,6 +646,7 @@ class Stream:
         self._context: tuple[str, ...] = ()
         self._sentence_start = True
         self._wordless = ""  # tokens without words (":)", "(") fed when nothing was pending
+        self._open_quote = False  # whether the text fed so far leaves a straight quote open
 
     def feed(self, text: str | Sequence[str]) -> list[str]:
         """Add text (or words); return the pieces that are now final."""
@@ -660,25 +662,25 @@ class Stream:
         if not isinstance(text, str):
             text = " ".join(text)
         stripped = text.lstrip()
-        if self.options.keep_existing and self._pending and stripped and \
-                not stripped[0].isalnum():
-            text = self._take_last_word() + " " + text  # its marks may follow: ", world"
+        again = self._wordless  # text fed before, parsed again with this feed
+        if self._pending and stripped and not stripped[0].isalnum():
+            again = self._take_last_word() + " "  # what follows it: ", world", ")"
+        quotes = count_straight_quotes(text)
+        open_quote = self._open_quote != (count_straight_quotes(again) % 2 == 1)
+        self._open_quote = self._open_quote != (quotes % 2 == 1)
         inventory = self.punctuator.inventory
-        parsed = parse(self._wordless + text, inventory)
+        parsed = parse(again + text, inventory, open_quote=open_quote)
         if len(parsed):
             self._pending.append(parsed)
             self._wordless = ""
         elif wordless := " ".join(wordless_tokens(text, inventory)):
-            if self._pending:  # written after the last word, as `parse` would
-                self._pending[-1] = self._pending[-1].followed_by(wordless)
-            else:  # before the next word, or alone at the end
-                self._wordless += wordless + " "
+            self._wordless += wordless + " "  # nothing pending: before the next word
         return self._finalise(keep=self.lookahead, closing=False)
 
     def _take_last_word(self) -> str:
         """The last pending word as written, taken off the pending words, to be parsed again
-        with a feed that starts with marks (keep_existing: a word already final cannot
-        change, a pending one can)."""
+        with a feed that starts with marks, quotes or brackets, as one text would be (a word
+        already final cannot change, a pending one can)."""
         inventory = self.punctuator.inventory
         last = self._pending.pop()
         if len(last) > 1:

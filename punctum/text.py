@@ -278,10 +278,6 @@ class Edges:
     mark: str = ""
     mark_of: str = NULL
 
-    def followed_by(self, token: str, space: str = " ") -> Edges:
-        """These edges with a token of its own (":)") written after the word, `space` apart."""
-        return replace(self, after=f"{self.after}{space}{token}")
-
     def without_mark(self) -> Edges | None:
         """These edges without the written mark (None when nothing else is left)."""
         if not (self.before or self.after):
@@ -333,12 +329,6 @@ class Labelled:
     def slice(self, start: int, stop: int | None = None) -> Labelled:
         """Words start..stop with their labels (Python slice semantics)."""
         return Labelled(*(getattr(self, f)[start:stop] for f in LABELLED_FIELDS))
-
-    def followed_by(self, token: str) -> Labelled:
-        """These words with a token of its own (":)") written after the last one."""
-        edges = list(self.edges)
-        edges[-1] = (edges[-1] or Edges()).followed_by(token)
-        return replace(self, edges=tuple(edges))
 
     def without_written_marks(self) -> Labelled:
         """These labels with every mark written as its label's own text (`Edges.mark`
@@ -511,8 +501,9 @@ def _extend_core(token: str, start: int, end: int, inv: Inventory) -> tuple[int,
     elif lead == "." and core[:1].isdigit() and _opens_number(token[:start - 1]):
         start -= 2 if token[:start - 1].endswith(tuple(_DIGIT_SIGNS)) else 1  # .5, -.5, (.5)
     trail = token[end] if end < len(token) else "\0"
+    quoted = not elided and lead in _LEAD_APOSTROPHES  # 'bus': a quote, not bus'
     if trail in _APOSTROPHES and (
-            (core[-1:] in ("s", "S") and len(core) > 1)  # students'
+            (core[-1:] in ("s", "S") and len(core) > 1 and not quoted)  # students'
             or (elided and lower_word(core) == "n")):  # rock 'n' roll
         end += 1
     return start, end
@@ -569,14 +560,19 @@ class _Builder:
     abbreviated: list = field(default_factory=list)
     edges: list = field(default_factory=list)
     pending_pre: str = NULL
-    pending_before: str = ""
+    pending_before: list = field(default_factory=list)  # tokens opening the next word
+    tail: list = field(default_factory=list)  # (token, closes) after the last word
+    straight_quotes: int = 0  # '"' seen so far: a lone one opens when the count is even
 
     def add_word(self, written: str, pre: str, post: str, abbreviated: bool = False,
                  before: str = "", after: str = "", mark_at: int = 0, mark: str = "") -> None:
+        self._fold_tail()
         if abbreviated and mark_at == 0 and mark == ".":
             post = NULL  # "U.S.." is written "U.S.": its period cannot show a full stop
+            mark_at = len(after)  # and a full stop after it goes after its quotes
         if post == NULL or mark == self.inv.mark_text(post):
             mark = ""
+        self.straight_quotes += count_straight_quotes(before + after)
         case = case_of(written)
         self.words.append(lower_word(written))
         self.case.append(case)
@@ -584,10 +580,25 @@ class _Builder:
         self.pre.append(pre if pre != NULL else self.pending_pre)
         self.post.append(post)
         self.abbreviated.append(abbreviated)
-        before = self.pending_before + before
+        before = "".join(self.pending_before) + before
         self.edges.append(Edges(before, after, mark_at, mark, post if mark else NULL)
                           if before or after or mark else None)
-        self.pending_pre, self.pending_before = NULL, ""
+        self.pending_pre, self.pending_before = NULL, []
+
+    def _fold_tail(self) -> None:
+        """Write the tokens kept after the last word into its edges: a new mark goes after a
+        token that only closes ("( laughs )." ) unless the word has one, before others
+        ("great. :)")."""
+        if not self.tail:
+            return
+        edges = self.edges[-1] or Edges()
+        after, mark_at = edges.after, edges.mark_at
+        for token, closes in self.tail:
+            moves = closes and self.post[-1] == NULL and mark_at == len(after)
+            after += token
+            mark_at = len(after) if moves else mark_at
+        self.edges[-1] = replace(edges, after=after, mark_at=mark_at)
+        self.tail = []
 
     def add_orphan_marks(self, pre: str, post: str, written: str = "",
                          joined: bool = False) -> None:
@@ -599,10 +610,12 @@ class _Builder:
             self.pending_pre = pre
         if post == NULL or not self.post:
             return
-        current, edges = self.post[-1], self.edges[-1]
+        current = self.post[-1]
         if current != NULL and (post not in self.inv.sentence_final
                                 or current in self.inv.sentence_final):
             return
+        self._fold_tail()
+        edges = self.edges[-1]
         if edges and edges.after:  # "( laughs ) ." is written "( laughs )."
             self.edges[-1] = edges = replace(edges, mark_at=len(edges.after))
         elif self.abbreviated[-1] and written == ".":
@@ -624,20 +637,31 @@ class _Builder:
         is: after the word before it, unless it only opens ("(", "“") or starts the text, then
         before the next word. `space_before` / `space_after`: whether whitespace stood there
         (not between the characters of a token that a char-unit language cuts up)."""
-        opens = all(unicodedata.category(c) in ("Ps", "Pi") for c in token)
-        if self.words and not opens:
-            self.edges[-1] = (self.edges[-1] or Edges()).followed_by(
-                token, " " if space_before else "")
+        kinds = {_QUOTE_KIND.get(c) or unicodedata.category(c) for c in token}
+        if kinds == {'"'}:  # a lone straight quote: opening or closing, as they alternate
+            kinds = {"Pi" if self.straight_quotes % 2 == 0 else "Pf"}
+            self.straight_quotes += count_straight_quotes(token)
+        if self.words and not kinds <= {"Ps", "Pi"}:
+            self.tail.append((" " * space_before + token, kinds <= {"Pe", "Pf", "'"}))
         else:
-            self.pending_before += token + (" " if space_after else "")
+            self.pending_before.append(token + " " * space_after)
 
     def result(self) -> Labelled:
         if self.pending_before and self.words:  # "word (": kept after the last word
-            self.edges[-1] = (self.edges[-1] or Edges()).followed_by(
-                self.pending_before.rstrip())
+            self.tail.append((" " + "".join(self.pending_before).rstrip(), False))
+        self._fold_tail()
         return Labelled(tuple(self.words), tuple(self.post), tuple(self.case),
                         tuple(self.pre), tuple(self.forms), tuple(self.abbreviated),
                         tuple(self.edges))
+
+
+# quotes that can open or close alike ('"' alternates; "'" closes unless it stands first)
+_QUOTE_KIND = {'"': '"', "＂": '"', "'": "'"}
+
+
+def count_straight_quotes(text: str) -> int:
+    """How many quotes that open and close alike (", ＂) a text holds."""
+    return text.count('"') + text.count("＂")
 
 
 def _closing(chars: str, kept: frozenset, post_table: dict) -> tuple[str, int]:
@@ -648,6 +672,31 @@ def _closing(chars: str, kept: frozenset, post_table: dict) -> tuple[str, int]:
     if first_mark is None:
         return closing, len(closing)
     return closing, sum(c in kept for c in chars[:first_mark])
+
+
+# ASCII emoticons, kept whole: :) ;-( =] (: and the like
+_EMOTICON = re.compile(r"[:;=8][-'^o]?[()\[\]{}|/\\DPpO3*]|[()\[\]{}][-'^o]?[:;=]")
+
+
+def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
+                    space_after: bool) -> None:
+    """A piece without a word that holds a quote or bracket: marks before its first quote or
+    bracket are the previous word's ("：“" in Chinese), as are marks after its last (")."); what
+    lies between is kept as written, as is an emoticon (":)") whole."""
+    lookup = builder.inv._lookup
+    kept = [i for i, c in enumerate(piece) if c in lookup["kept"]]
+    first, last = (0, len(piece)) if _EMOTICON.fullmatch(piece) else (kept[0], kept[-1] + 1)
+    if first:
+        lead = piece[:first]
+        builder.add_orphan_marks(NULL, _edge_marks(lead, lookup, "post"),
+                                 "".join(c for c in lead if c in lookup["post"]),
+                                 not space_before)
+    builder.add_orphan_token(piece[first:last], space_before and not first,
+                             space_after and last == len(piece))
+    if last < len(piece):
+        marks = piece[last:]
+        builder.add_orphan_marks(NULL, _edge_marks(marks, lookup, "post"),
+                                 "".join(c for c in marks if c in lookup["post"]), True)
 
 
 def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
@@ -661,12 +710,7 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     kept = lookup["kept"]
     if start == end:
         if any(c in kept for c in piece):  # ":)", "(", ")." (a bracket, then its mark)
-            last = max(i for i, c in enumerate(piece) if c in kept) + 1
-            builder.add_orphan_token(piece[:last], space_before,
-                                     space_after and last == len(piece))
-            marks = piece[last:]
-            builder.add_orphan_marks(NULL, _edge_marks(marks, lookup, "post"),
-                                     "".join(c for c in marks if c in lookup["post"]), True)
+            _parse_wordless(piece, builder, space_before, space_after)
         else:
             builder.add_orphan_marks(_edge_marks(piece, lookup, "pre"),
                                      _edge_marks(piece, lookup, "post"),
@@ -685,12 +729,15 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     builder.add_word(piece[start:end], pre, post, abbreviated, before, after, mark_at, mark)
 
 
-def parse(text: str, language: str | Inventory = "en") -> Labelled:
+def parse(text: str, language: str | Inventory = "en", *,
+          open_quote: bool = False) -> Labelled:
     """Parse cased, punctuated text into normalised words and their labels.
 
     Args:
         text: any string; empty, whitespace-only or marks-only input gives no words.
         language: an inventory name or an Inventory.
+        open_quote: whether a straight quote (") is open before the text (earlier text of a
+            stream): a lone one then closes (its word's mark goes before it) rather than opens.
 
     Returns:
         Labelled with one entry per word; words are lowercased with marks stripped from
@@ -700,7 +747,7 @@ def parse(text: str, language: str | Inventory = "en") -> Labelled:
     if not isinstance(text, str):
         raise TypeError(f"parse expects str, got {type(text).__name__}")
     inv = get_inventory(language)
-    builder = _Builder(inv)
+    builder = _Builder(inv, straight_quotes=int(open_quote))
     for token in whitespace_tokens(text):
         pieces = _split_cjk(token) if inv.word_unit == "char" else [token]
         for k, piece in enumerate(pieces):
@@ -762,14 +809,17 @@ def render(
         edges = labelled.edges[i]
         mark = edges.mark if edges and edges.mark and edges.mark_of == labelled.post[i] \
             else inv.mark_text(labelled.post[i])
+        mark_at = edges.mark_at if edges else 0
         if labelled.abbreviated[i]:
             written += "."
-            if mark == "." and not (edges and edges.mark_at):
-                mark = ""  # "U.S." + PERIOD is written "U.S."
+            if mark == "." and not mark_at:  # "U.S." + PERIOD is written "U.S.", and
+                if edges and edges.after:  # '"U.S.".' once quotes close it (as parsed)
+                    mark_at = len(edges.after)
+                else:
+                    mark = ""
         if edges:
             after = edges.after
-            written = edges.before + written + after[:edges.mark_at] + mark + \
-                after[edges.mark_at:]
+            written = edges.before + written + after[:mark_at] + mark + after[mark_at:]
         else:
             written += mark
         if parts:

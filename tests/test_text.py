@@ -185,7 +185,7 @@ def test_abbreviation_periods_are_part_of_the_word():
     ("( laughs ) ok", "( laughs ) ok"),
     ("hello ( ", "hello ("),
     ("the (U.S.). x", "the (U.S.). x"),
-    ('a ?) b', 'a ?) b'),  # a wordless token with a bracket is kept whole, its marks too
+    ('a ?) b', 'a?) b'),  # marks before a bracket are the word's, as spaced marks are
     ("«Bonjour», dit-il", "«Bonjour», dit-il"),
 ])
 def test_quotes_brackets_and_wordless_tokens_are_kept(source, expected):
@@ -230,10 +230,41 @@ def test_a_bracket_then_its_mark_and_char_unit_brackets():
     assert parse("你好（世界）。", "zh").post[-1] == PERIOD
 
 
+@pytest.mark.parametrize("source, language, post", [
+    ("他说「你好」。我们走吧", "zh", (NULL, NULL, NULL, PERIOD, NULL, NULL, NULL, NULL)),
+    ("他说：“你好！”然后走了", "zh", (NULL, COMMA, NULL, "EXCLAMATION", NULL, NULL, NULL, NULL)),
+    ("彼は「はい」と言った。", "ja", (NULL,) * 7 + (PERIOD,)),
+])
+def test_char_unit_quotes_keep_their_place_and_the_marks_beside_them(source, language, post):
+    labelled = parse(source, language)
+    assert labelled.post == post
+    assert render(labelled, language) == source  # no space added
+
+
+def test_a_closing_quote_after_s_is_not_a_possessive_apostrophe():
+    assert parse("'boss,' and 'bus' but the students' books").words == \
+        ("boss", "and", "bus", "but", "the", "students'", "books")
+
+
+def test_an_abbreviation_in_quotes_takes_its_full_stop_after_them():
+    labelled = parse('in the "U.S.!" x')
+    full_stop = replace(labelled, post=(NULL, NULL, PERIOD, NULL))
+    assert render(full_stop) == 'in the "U.S.". x'
+    assert parse('in the "U.S.". x') == parse(render(full_stop))
+
+
+def test_a_lone_straight_quote_opens_and_closes_in_turn():
+    labelled = parse('he said " no way " ok')
+    assert labelled.edges[2].before == '" ' and labelled.edges[3].after == ' "'
+    assert render(replace(labelled, post=(NULL, COMMA, NULL, PERIOD, NULL))) == \
+        'he said, " no way ". ok'
+    assert parse('way " ok', open_quote=True).edges[0].after == ' "'
+    assert parse('way " ok').edges[1].before == '" '
+
+
 def test_a_text_without_words_keeps_no_edges():
     assert parse('“ ” ( ) :)').words == ()
     assert wordless_tokens('“ ” ( ) :) ?! -- x') == ["“", "”", "(", ")", ":)"]
-    assert parse('x').followed_by(":)") == parse("x :)")
 
 
 def test_spanish_pre_marks():
