@@ -588,13 +588,22 @@ def written_labels(given: Labelled, prediction: Prediction, options: RestoreOpti
     speaker's turn follows), and its sentences opened where the language does (¿ ¡)."""
     labelled = merge_labels(given, prediction, options, inventory.abbreviations)
     if options.close_text:
-        labelled = close_text(labelled, prediction, inventory, post_bias, sentence_ends)
+        labelled = close_text(labelled, prediction, inventory, post_bias, sentence_ends,
+                              kept_marks(given, options))
     return open_sentences(labelled, inventory)
+
+
+def kept_marks(given: Labelled, options: RestoreOptions) -> frozenset[int]:
+    """Indexes of the words whose input mark is kept as it is (`--keep-existing`): closing a
+    text does not replace it ("to this purpose:" stays)."""
+    if not options.keep_existing:
+        return frozenset()
+    return frozenset(i for i, post in enumerate(given.post) if post != NULL)
 
 
 def close_text(labelled: Labelled, prediction: Prediction, inventory,
                post_bias: np.ndarray | None = None,
-               sentence_ends: Collection[int] = ()) -> Labelled:
+               sentence_ends: Collection[int] = (), kept: Collection[int] = ()) -> Labelled:
     """Give the last word (and the words of `sentence_ends`) the most probable
     sentence-final mark where it has none.
 
@@ -602,10 +611,12 @@ def close_text(labelled: Labelled, prediction: Prediction, inventory,
         post_bias: (n_post,) decision biases added to the log-probabilities, as for the
             other words (None: none), so that `punctum calibrate` fits what restore does.
         sentence_ends: indexes of other words that end a sentence (a turn follows them).
+        kept: indexes of words whose mark stays whatever it is (the input's, kept).
     """
     ends = sorted({i for i in sentence_ends if 0 <= i < len(labelled)}
                   | ({len(labelled) - 1} if len(labelled) else set()))
-    open_ends = [i for i in ends if labelled.post[i] not in inventory.sentence_final]
+    open_ends = [i for i in ends
+                 if labelled.post[i] not in inventory.sentence_final and i not in kept]
     if not open_ends:
         return labelled
     finals = [i for i, label in enumerate(prediction.post_labels)
@@ -715,7 +726,8 @@ class Stream:
                                 self.punctuator.inventory.abbreviations)
         if closing and self.options.close_text:
             labelled = close_text(labelled, tail, self.punctuator.inventory,
-                                  self.punctuator.post_bias)
+                                  self.punctuator.post_bias,
+                                  kept=kept_marks(pending, self.options))
         done = labelled.slice(0, n_final)
         rest = pending.slice(n_final)  # waiting words keep only what the input gave them
         result = self._render(done, _slice_prediction(tail, 0, n_final))

@@ -613,6 +613,7 @@ class _Builder:
         current = self.post[-1]
         if current != NULL and (post not in self.inv.sentence_final
                                 or current in self.inv.sentence_final):
+            self._more_marks(current, written, joined)
             return
         self._fold_tail()
         edges = self.edges[-1]
@@ -622,6 +623,17 @@ class _Builder:
             return  # "U.S. ." is written "U.S."
         self.post[-1] = post
         self._written_mark(post, written if joined or not written else f" {written}")
+
+    def _more_marks(self, current: str, written: str, joined: bool) -> None:
+        """Marks after the word's own ("end. . . ." or "end ?!") are written after it as they
+        were, where nothing stands between (`Edges.after` ends at the mark)."""
+        edges = self.edges[-1]
+        if self.tail or not written or (edges and edges.mark_at != len(edges.after)):
+            return
+        if edges and edges.mark and edges.mark_of != current:
+            return
+        mark = (edges.mark if edges and edges.mark else self.inv.mark_text(current))
+        self._written_mark(current, mark + ("" if joined else " ") + written)
 
     def _written_mark(self, post: str, written: str) -> None:
         """Record (or forget) the last word's mark as written, for label `post`."""
@@ -699,6 +711,13 @@ def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
                                  "".join(c for c in marks if c in lookup["post"]), True)
 
 
+def _first_run(chars: str, table: dict) -> str:
+    """The first run of characters of `table` in `chars` (the mark as written: ".)." -> ".")."""
+    start = next((i for i, c in enumerate(chars) if c in table), len(chars))
+    end = next((i for i in range(start, len(chars)) if chars[i] not in table), len(chars))
+    return chars[start:end]
+
+
 def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
                  space_after: bool = True) -> None:
     inv = builder.inv
@@ -725,7 +744,7 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     post = _edge_marks(trail, lookup, "post")
     before = "".join(c for c in piece[:start] if c in kept)
     after, mark_at = _closing(trail, kept, lookup["post"]) if trail else ("", 0)
-    mark = "".join(c for c in trail if c in lookup["post"])
+    mark = _first_run(trail, lookup["post"])
     builder.add_word(piece[start:end], pre, post, abbreviated, before, after, mark_at, mark)
 
 
@@ -890,7 +909,7 @@ def ends_sentence(labelled: Labelled, i: int, language: str | Inventory = "en") 
     edges = labelled.edges[i]
     if edges is None or not edges.mark or edges.mark_of != post:
         return True
-    mark = re.sub(r"\.\.+|…", "", edges.mark)  # "wait... what": an ellipsis goes on
+    mark = re.sub(r"(?:\s?\.){2,}|…", "", edges.mark)  # "wait... what": an ellipsis goes on
     return any(c in inv._lookup["final_text"] for c in mark)
 
 

@@ -110,6 +110,17 @@ def test_keep_existing_writes_marks_as_they_were_written(punctuator, written):
     assert punctuator.restore(source) == punctuator.restore("we visit new york you see")
 
 
+@pytest.mark.parametrize("source", ["and to this purpose:", "i have noticed that\"--",
+                                    "she paused, then went on,", "we may come to love. . . ."])
+def test_keep_existing_does_not_close_a_text_over_its_own_mark(punctuator, source):
+    ending = re.search(r"\w+\W*$", source).group()  # the model may add marks, not change it
+    kept = punctuator.restore(source, RestoreOptions(keep_existing=True))
+    assert kept.lower().endswith(ending)
+    stream = punctuator.stream(lookahead=2, options=RestoreOptions(keep_existing=True))
+    pieces = [p for word in source.split() for p in stream.feed(word)] + stream.flush()
+    assert " ".join(pieces).lower().endswith(ending)
+
+
 def test_predict_returns_probabilities(punctuator):
     words = SAMPLE.split()
     prediction = punctuator.predict(words)

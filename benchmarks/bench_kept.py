@@ -1,0 +1,89 @@
+"""What restore keeps of what it does not predict: quotes, brackets, and (with --keep-existing)
+marks written otherwise than the model writes them (; : — ... ?!).
+
+    python benchmarks/bench_kept.py --model en-tiny --data ../shared/data
+
+Texts: LibriTTS book sentences (libritts_text/: quotes, semicolons, dashes) and Wikipedia
+paragraphs (text/wikitext2_test/: brackets), the first --lines of each. For every text:
+
+- default restore: are the input's quotes and brackets, in order, those of the output?
+- `--keep-existing`: is every character of the input other than letters, digits and spaces
+  found in the output, in order (the model only adds marks and capitals)? Is the output
+  unchanged when restored again?
+
+Run it with an older checkout first on PYTHONPATH to compare (from outside the repository).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gzip
+import itertools
+import json
+from pathlib import Path
+
+from common import SHARED_DATA, existing_data, hardware
+
+from punctum.corpora import iter_tsv
+from punctum.runtime import Punctuator, RestoreOptions
+
+LIBRITTS = "libritts_text/libritts_train_clean_100_flowtron_subset.tsv.gz"
+WIKITEXT = "text/wikitext2_test/wikitext2_test_detok.txt.gz"
+QUOTES_AND_BRACKETS = set('"“”‘«»()[]{}')  # not ' and ’, mostly apostrophes
+
+
+def load_texts(data: Path, lines: int) -> dict[str, list[str]]:
+    """The first `lines` non-empty texts of each corpus."""
+    books = (u.text for u in iter_tsv(data / LIBRITTS) if u.text.strip())
+    with gzip.open(data / WIKITEXT, "rt", encoding="utf-8") as wiki:
+        paragraphs = [line.strip() for line in itertools.islice(wiki, lines) if line.strip()]
+    return {"libritts": list(itertools.islice(books, lines)), "wikitext2": paragraphs}
+
+
+def in_order(needed: str, text: str) -> bool:
+    """Whether the characters of `needed` occur in `text` in that order."""
+    rest = iter(text)
+    return all(char in rest for char in needed)
+
+
+def symbols(text: str) -> str:
+    return "".join(c for c in text if not (c.isalnum() or c.isspace()))
+
+
+def measure(punctuator: Punctuator, texts: list[str]) -> dict:
+    keep = RestoreOptions(keep_existing=True)
+    restored = punctuator.restore_batch(texts)
+    kept = punctuator.restore_batch(texts, keep)
+    again = punctuator.restore_batch(kept, keep)
+    with_quotes = [i for i, t in enumerate(texts) if QUOTES_AND_BRACKETS & set(t)]
+    quotes_kept = sum(
+        [c for c in restored[i] if c in QUOTES_AND_BRACKETS]
+        == [c for c in texts[i] if c in QUOTES_AND_BRACKETS] for i in with_quotes)
+    return {
+        "texts": len(texts),
+        "texts_with_quotes_or_brackets": len(with_quotes),
+        "quotes_and_brackets_kept": quotes_kept,
+        "keep_existing_symbols_kept": sum(in_order(symbols(t), k) for t, k in zip(texts, kept)),
+        "keep_existing_fixed_point": sum(k == a for k, a in zip(kept, again)),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="en-tiny")
+    parser.add_argument("--data", type=Path, default=SHARED_DATA)
+    parser.add_argument("--lines", type=int, default=2000)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    data = existing_data(args.data, LIBRITTS, WIKITEXT)
+    punctuator = Punctuator.load(args.model, threads=args.threads)
+    result = {name: measure(punctuator, texts)
+              for name, texts in load_texts(data, args.lines).items()}
+    result |= {"model": args.model, "hardware": hardware(),
+               "date": datetime.date.today().isoformat()}
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
