@@ -488,8 +488,10 @@ def _core_bounds(token: str, lookup: dict) -> tuple[int, int]:
     return start, end
 
 
-def _extend_core(token: str, start: int, end: int, inv: Inventory) -> tuple[int, int]:
-    """Take back edge characters that belong to the word: 'em, -5, students'."""
+def _extend_core(token: str, start: int, end: int, inv: Inventory,
+                 single_open: bool = False) -> tuple[int, int]:
+    """Take back edge characters that belong to the word: 'em, -5, students' (not where a
+    single quote is open: 'bus', 'the Beatles')."""
     core = token[start:end]
     lead = token[start - 1] if start > 0 else "\0"
     elided = (lead in _APOSTROPHES and core[:1].isdigit()) or (
@@ -501,7 +503,7 @@ def _extend_core(token: str, start: int, end: int, inv: Inventory) -> tuple[int,
     elif lead == "." and core[:1].isdigit() and _opens_number(token[:start - 1]):
         start -= 2 if token[:start - 1].endswith(tuple(_DIGIT_SIGNS)) else 1  # .5, -.5, (.5)
     trail = token[end] if end < len(token) else "\0"
-    quoted = not elided and lead in _LEAD_APOSTROPHES  # 'bus': a quote, not bus'
+    quoted = single_open or (not elided and lead in _LEAD_APOSTROPHES)  # 'bus', not bus'
     if trail in _APOSTROPHES and (
             (core[-1:] in ("s", "S") and len(core) > 1 and not quoted)  # students'
             or (elided and lower_word(core) == "n")):  # rock 'n' roll
@@ -561,8 +563,10 @@ class _Builder:
     edges: list = field(default_factory=list)
     pending_pre: str = NULL
     pending_before: list = field(default_factory=list)  # tokens opening the next word
+    pending_space: bool = True  # whether whitespace stood before the first of them
     tail: list = field(default_factory=list)  # (token, closes) after the last word
     straight_quotes: int = 0  # '"' seen so far: a lone one opens when the count is even
+    single_open: bool = False  # a word opened a single quote ('the) not closed since
 
     def add_word(self, written: str, pre: str, post: str, abbreviated: bool = False,
                  before: str = "", after: str = "", mark_at: int = 0, mark: str = "") -> None:
@@ -573,6 +577,10 @@ class _Builder:
         if post == NULL or mark == self.inv.mark_text(post):
             mark = ""
         self.straight_quotes += count_straight_quotes(before + after)
+        if any(c in "'‘" for c in before):
+            self.single_open = True
+        if any(c in "'’" for c in after):
+            self.single_open = False
         case = case_of(written)
         self.words.append(lower_word(written))
         self.case.append(case)
@@ -580,10 +588,12 @@ class _Builder:
         self.pre.append(pre if pre != NULL else self.pending_pre)
         self.post.append(post)
         self.abbreviated.append(abbreviated)
-        before = "".join(self.pending_before) + before
+        spaced = self.pending_before and self.pending_space and len(self.words) > 1 \
+            and self.inv.word_unit == "char"  # "好的 ） 「 吗": the space before 「 stays
+        before = " " * bool(spaced) + "".join(self.pending_before) + before
         self.edges.append(Edges(before, after, mark_at, mark, post if mark else NULL)
                           if before or after or mark else None)
-        self.pending_pre, self.pending_before = NULL, []
+        self.pending_pre, self.pending_before, self.pending_space = NULL, [], True
 
     def _fold_tail(self) -> None:
         """Write the tokens kept after the last word into its edges: a new mark goes after a
@@ -601,11 +611,11 @@ class _Builder:
         self.tail = []
 
     def add_orphan_marks(self, pre: str, post: str, written: str = "",
-                         joined: bool = False) -> None:
+                         joined: bool = False, at: int | None = None) -> None:
         """Marks standing alone ("word ?", "¿ word") or ending a token without a word
         ("( laughs )."): the post-mark is the word before's, written after all that follows
-        it so far; a `written` mark that is not the label's own text ("word —") is recorded
-        as written (`joined`: with no space before it)."""
+        it so far (`at`: at that index of `Edges.after`); a `written` mark that is not the
+        label's own text ("word —") is recorded as written (`joined`: no space before it)."""
         if pre != NULL:
             self.pending_pre = pre
         if post == NULL or not self.post:
@@ -618,9 +628,12 @@ class _Builder:
         self._fold_tail()
         edges = self.edges[-1]
         if edges and edges.after:  # "( laughs ) ." is written "( laughs )."
-            self.edges[-1] = edges = replace(edges, mark_at=len(edges.after))
-        elif self.abbreviated[-1] and written == ".":
-            return  # "U.S. ." is written "U.S."
+            at = len(edges.after) if at is None else at
+            self.edges[-1] = edges = replace(edges, mark_at=at)
+        elif written == "." and (self.abbreviated[-1]
+                                 or _is_abbreviation(self.words[-1], self.inv)):
+            self.abbreviated[-1] = True  # "U.S. ." is written "U.S.", as "a.a ." is "a.a."
+            return
         self.post[-1] = post
         self._written_mark(post, written if joined or not written else f" {written}")
 
@@ -656,11 +669,38 @@ class _Builder:
         if self.words and not kinds <= {"Ps", "Pi"}:
             self.tail.append((" " * space_before + token, kinds <= {"Pe", "Pf", "'"}))
         else:
-            self.pending_before.append(token + " " * space_after)
+            self._pend(token + " " * space_after, space_before)
+
+    def _pend(self, text: str, space_before: bool) -> None:
+        if not self.pending_before:
+            self.pending_space = space_before
+        self.pending_before.append(text)
+
+    def opens(self, chars: str) -> bool:
+        """Whether quotes and brackets open something here: "(", "“", or a straight quote
+        when an even number came before."""
+        return any(unicodedata.category(c) in ("Ps", "Pi") for c in chars) or (
+            count_straight_quotes(chars) > 0 and self.straight_quotes % 2 == 0)
+
+    def add_closing(self, chars: str, space_before: bool) -> None:
+        """Closing quotes or brackets among marks, with no word ('”。」', ').', '"?'): written
+        after the word before, its mark where it stands among them, as in a word's trail."""
+        lookup = self.inv._lookup
+        post, mark, closing, mark_at = _trail(chars, lookup)
+        self.straight_quotes += count_straight_quotes(closing)
+        if not self.words:
+            self._pend(closing + " ", space_before)
+            return
+        self._fold_tail()
+        start = len(self.edges[-1].after) if self.edges[-1] else 0
+        self.tail.append((" " * space_before + closing, True))
+        if post != NULL:
+            self.add_orphan_marks(NULL, post, mark, True, at=start + space_before + mark_at)
 
     def result(self) -> Labelled:
         if self.pending_before and self.words:  # "word (": kept after the last word
-            self.tail.append((" " + "".join(self.pending_before).rstrip(), False))
+            self.tail.append((" " * self.pending_space + "".join(self.pending_before).rstrip(),
+                              False))
         self._fold_tail()
         return Labelled(tuple(self.words), tuple(self.post), tuple(self.case),
                         tuple(self.pre), tuple(self.forms), tuple(self.abbreviated),
@@ -676,46 +716,54 @@ def count_straight_quotes(text: str) -> int:
     return text.count('"') + text.count("＂")
 
 
-def _closing(chars: str, kept: frozenset, post_table: dict) -> tuple[str, int]:
-    """The quotes and brackets of a word's trailing run and where its mark was written among
-    them (after them all when the run has no mark): '),' -> (')', 1); ',"' -> ('"', 0)."""
-    closing = "".join(c for c in chars if c in kept)
-    first_mark = next((i for i, c in enumerate(chars) if c in post_table), None)
-    if first_mark is None:
-        return closing, len(closing)
-    return closing, sum(c in kept for c in chars[:first_mark])
+def _trail(chars: str, lookup: dict) -> tuple[str, str, str, int]:
+    """What a run of characters after a word (or a closing piece without one) writes: its
+    post-mark label (`_edge_marks`), that mark as written (the run of marks holding it),
+    its quotes and brackets, and how many of them stand before the mark (all of them when
+    there is none): '),' -> COMMA, ",", ")", 1; ',"' -> COMMA, ",", '"', 0."""
+    post = _edge_marks(chars, lookup, "post")
+    closing = "".join(c for c in chars if c in lookup["kept"])
+    if post == NULL:
+        return post, "", closing, len(closing)
+    table = lookup["post"]
+    at = next(i for i, c in enumerate(chars) if table.get(c) == post)
+    start, end = at, at + 1
+    while start and chars[start - 1] in table:
+        start -= 1
+    while end < len(chars) and chars[end] in table:
+        end += 1
+    kept_before = sum(c in lookup["kept"] for c in chars[:start])
+    return post, chars[start:end], closing, kept_before
 
 
-# ASCII emoticons, kept whole: :) ;-( =] (: and the like
-_EMOTICON = re.compile(r"[:;=8][-'^o]?[()\[\]{}|/\\DPpO3*]|[()\[\]{}][-'^o]?[:;=]")
+# ASCII emoticons without letters, kept whole: :) ;-( =] :-((
+_EMOTICON = re.compile(r"[:;=][-'^]?[()\[\]{}]+")
 
 
 def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
                     space_after: bool) -> None:
-    """A piece without a word that holds a quote or bracket: marks before its first quote or
-    bracket are the previous word's ("：“" in Chinese), as are marks after its last (")."); what
-    lies between is kept as written, as is an emoticon (":)") whole."""
+    """A piece without a word that holds a quote or bracket. Marks before its first quote or
+    bracket are the previous word's ("：“" in Chinese), and so are marks among closing ones
+    (").", '”。」'); a piece that opens something ("(", "(-)") is kept as written up to its
+    last quote or bracket, as is an emoticon (":)", then its marks: ":)!")."""
     lookup = builder.inv._lookup
-    kept = [i for i, c in enumerate(piece) if c in lookup["kept"]]
-    first, last = (0, len(piece)) if _EMOTICON.fullmatch(piece) else (kept[0], kept[-1] + 1)
-    if first:
-        lead = piece[:first]
-        builder.add_orphan_marks(NULL, _edge_marks(lead, lookup, "post"),
-                                 "".join(c for c in lead if c in lookup["post"]),
-                                 not space_before)
+    emoticon = _EMOTICON.match(piece)
+    if emoticon:
+        first, last = 0, emoticon.end()
+    else:
+        first = next(i for i, c in enumerate(piece) if c in lookup["kept"])
+        if first:
+            post, mark, _, _ = _trail(piece[:first], lookup)
+            builder.add_orphan_marks(NULL, post, mark, not space_before)
+        if not builder.opens(piece[first:]):
+            builder.add_closing(piece[first:], space_before and not first)
+            return
+        last = max(i for i, c in enumerate(piece) if c in lookup["kept"]) + 1
     builder.add_orphan_token(piece[first:last], space_before and not first,
                              space_after and last == len(piece))
     if last < len(piece):
-        marks = piece[last:]
-        builder.add_orphan_marks(NULL, _edge_marks(marks, lookup, "post"),
-                                 "".join(c for c in marks if c in lookup["post"]), True)
-
-
-def _first_run(chars: str, table: dict) -> str:
-    """The first run of characters of `table` in `chars` (the mark as written: ".)." -> ".")."""
-    start = next((i for i, c in enumerate(chars) if c in table), len(chars))
-    end = next((i for i in range(start, len(chars)) if chars[i] not in table), len(chars))
-    return chars[start:end]
+        post, mark, _, _ = _trail(piece[last:], lookup)
+        builder.add_orphan_marks(NULL, post, mark, True)
 
 
 def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
@@ -731,20 +779,17 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
         if any(c in kept for c in piece):  # ":)", "(", ")." (a bracket, then its mark)
             _parse_wordless(piece, builder, space_before, space_after)
         else:
-            builder.add_orphan_marks(_edge_marks(piece, lookup, "pre"),
-                                     _edge_marks(piece, lookup, "post"),
-                                     "".join(c for c in piece if c in lookup["post"]))
+            post, mark, _, _ = _trail(piece, lookup)
+            builder.add_orphan_marks(_edge_marks(piece, lookup, "pre"), post, mark,
+                                     not space_before)
         return
-    start, end = _extend_core(piece, start, end, inv)
-    builder.add_orphan_marks(NULL, _edge_marks(piece[:start], lookup, "post"),  # "a ,b"
-                             "".join(c for c in piece[:start] if c in lookup["post"]))
+    start, end = _extend_core(piece, start, end, inv, builder.single_open)
+    post, mark, _, _ = _trail(piece[:start], lookup)
+    builder.add_orphan_marks(NULL, post, mark)  # "a ,b"
     pre = _edge_marks(piece[:start], lookup, "pre")
     abbreviated = piece[end:end + 1] == "." and _is_abbreviation(piece[start:end], inv)
-    trail = piece[end + abbreviated:]
-    post = _edge_marks(trail, lookup, "post")
+    post, mark, after, mark_at = _trail(piece[end + abbreviated:], lookup)
     before = "".join(c for c in piece[:start] if c in kept)
-    after, mark_at = _closing(trail, kept, lookup["post"]) if trail else ("", 0)
-    mark = _first_run(trail, lookup["post"])
     builder.add_word(piece[start:end], pre, post, abbreviated, before, after, mark_at, mark)
 
 
@@ -832,8 +877,8 @@ def render(
         if labelled.abbreviated[i]:
             written += "."
             if mark == "." and not mark_at:  # "U.S." + PERIOD is written "U.S.", and
-                if edges and edges.after:  # '"U.S.".' once quotes close it (as parsed)
-                    mark_at = len(edges.after)
+                if edges and edges.after[:1].strip():  # '"U.S.".' once quotes close it
+                    mark_at = len(edges.after.split(" ", 1)[0])
                 else:
                     mark = ""
         if edges:

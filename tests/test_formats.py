@@ -519,6 +519,14 @@ def test_resegment_prefers_a_comma_for_long_sentences():
         "we see a boat and a house, and my car is\nin the garden."]
 
 
+def test_resegment_does_not_end_a_sentence_at_a_semicolon_or_ellipsis():
+    srt = ("1\n00:00:00,000 --> 00:00:06,000\nso we went home. i waited; and waited... for a "
+           "bus that never came at all.\n")
+    result = formats.resegment(formats.loads(srt, "srt"), ResegmentOptions(30, 2, 7))
+    assert [c.text for c in result.cues] == [
+        "so we went home.", "i waited; and waited... for a\nbus that never came at all."]
+
+
 def test_resegment_keeps_short_sentences_together():
     srt = ("1\n00:00:00,000 --> 00:00:02,000\nyes. no. maybe we should\n\n"
            "2\n00:00:02,000 --> 00:00:05,000\nsee the boat. well, we see a boat and a house "

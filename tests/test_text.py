@@ -244,6 +244,28 @@ def test_char_unit_quotes_keep_their_place_and_the_marks_beside_them(source, lan
 def test_a_closing_quote_after_s_is_not_a_possessive_apostrophe():
     assert parse("'boss,' and 'bus' but the students' books").words == \
         ("boss", "and", "bus", "but", "the", "students'", "books")
+    assert parse("i saw 'the Beatles' live").words == ("i", "saw", "the", "beatles", "live")
+
+
+@pytest.mark.parametrize("source, words, post", [
+    ("thanks :)! see you", ("thanks", "see", "you"), ("EXCLAMATION", NULL, NULL)),
+    ("love it :-)) really", ("love", "it", "really"), (NULL, NULL, NULL)),
+    ("great :) . see", ("great", "see"), (PERIOD, NULL)),
+])
+def test_an_emoticon_stays_whole_and_marks_after_it_are_labels(source, words, post):
+    labelled = parse(source)
+    assert (labelled.words, labelled.post) == (words, post)
+    assert ":)" in render(labelled) or ":-))" in render(labelled)
+    assert parse(render(labelled)) == labelled
+
+
+@pytest.mark.parametrize("source, language", [
+    ("你好,我是中国人!", "zh"), ("これは、ペンです.", "ja"), ("好的 ） 「 吗", "zh"),
+    ("「他说：“走吧”。」我们走了", "zh"),
+])
+def test_char_unit_marks_and_spaces_round_trip(source, language):
+    assert render(parse(source, language), language) == source
+    assert canonical(canonical(source, language), language) == canonical(source, language)
 
 
 def test_an_abbreviation_in_quotes_takes_its_full_stop_after_them():

@@ -12,7 +12,7 @@ from punctum.formats.restoring import _plain_tokens
 from punctum.formats.rolling import without_repeats
 from punctum.formats.subtitles import parse_time
 from punctum.formats.transcript import SUBTITLES, Cue, Token, Transcript
-from punctum.text import NULL, Inventory, get_inventory, parse
+from punctum.text import NULL, Inventory, Labelled, ends_sentence, get_inventory, parse
 
 
 @dataclass(frozen=True)
@@ -124,9 +124,20 @@ def _timed_tokens(transcript: Transcript, inventory: Inventory) -> list[_Timed]:
             start = max(start, previous_end)
             previous_end = end = max(end, start)
             words = parse(token.text, inventory)
-            timed.append(_Timed(token, start, end, words.post[-1] if len(words) else NULL,
-                                voice, turn))
+            timed.append(_Timed(token, start, end, _mark(words, inventory), voice, turn))
     return timed
+
+
+def _mark(words: Labelled, inventory: Inventory) -> str:
+    """The mark after a token's last word (NULL for none), a sentence-final one only where
+    it ends a sentence as written (a kept ";" or "..." is a pause, read as the first mark
+    that does not end one)."""
+    if not len(words):
+        return NULL
+    post = words.post[-1]
+    if post in inventory.sentence_final and not ends_sentence(words, len(words) - 1, inventory):
+        return next(m.name for m in inventory.post_marks if not m.sentence_final)
+    return post
 
 
 def _voices(cue: Cue) -> list[str]:
