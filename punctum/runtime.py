@@ -414,7 +414,7 @@ class Punctuator:
         results = []
         for source, given, prediction in zip(texts, inputs, predictions):
             labelled = written_labels(given, prediction, options, self.inventory,
-                                      self.post_bias)
+                                      self.post_bias, capitalised=self.capitalised)
             sentence_case = options.sentence_case and options.case
             text = render(labelled, self.inventory, lexicon=self.artifact.lexicon,
                           sentence_case=sentence_case) if len(given) else \
@@ -581,16 +581,36 @@ def _check_texts(texts) -> None:
 
 def written_labels(given: Labelled, prediction: Prediction, options: RestoreOptions,
                    inventory, post_bias: np.ndarray | None = None,
-                   sentence_ends: Collection[int] = ()) -> Labelled:
+                   sentence_ends: Collection[int] = (),
+                   capitalised: frozenset = frozenset()) -> Labelled:
     """A whole text's labels as written: the model's merged with the input's as the options
     say (`merge_labels`), the text closed with a sentence-final mark (`close_text`, unless
     options.close_text is off), as are the words of `sentence_ends` (indexes of words a
     speaker's turn follows), and its sentences opened where the language does (¿ ¡)."""
     labelled = merge_labels(given, prediction, options, inventory.abbreviations)
+    labelled = lower_within_sentences(labelled, given, options, inventory, capitalised)
     if options.close_text:
         labelled = close_text(labelled, prediction, inventory, post_bias, sentence_ends,
                               kept_marks(given, options))
     return open_sentences(labelled, inventory)
+
+
+def lower_within_sentences(labelled: Labelled, given: Labelled, options: RestoreOptions,
+                           inventory, capitalised: frozenset = frozenset()) -> Labelled:
+    """`--keep-existing`: after a mark the input wrote that does not end a sentence there
+    (",", ";", "..."), a word it wrote in lowercase stays so unless it is a name
+    (capitalised.json) or "I": the model's capital comes from a sentence break the writer
+    did not make ("know; it's", not "know; It's")."""
+    if not (options.keep_existing and options.case):
+        return labelled
+    case = list(labelled.case)
+    for i in range(1, len(given)):
+        word = given.words[i]
+        if given.post[i - 1] != NULL and given.case[i] == LOWER and case[i] == CAP \
+                and not ends_sentence(labelled, i - 1, inventory) and word not in capitalised \
+                and not (word == "i" or word.startswith(("i'", "i’"))):
+            case[i] = LOWER
+    return replace(labelled, case=tuple(case))
 
 
 def kept_marks(given: Labelled, options: RestoreOptions) -> frozenset[int]:
@@ -722,8 +742,10 @@ class Stream:
         words = self._context + pending.words
         prediction = self.punctuator.predict(words)
         tail = _slice_prediction(prediction, len(self._context))
-        labelled = merge_labels(pending, tail, self.options,
-                                self.punctuator.inventory.abbreviations)
+        inventory = self.punctuator.inventory
+        labelled = merge_labels(pending, tail, self.options, inventory.abbreviations)
+        labelled = lower_within_sentences(labelled, pending, self.options, inventory,
+                                          self.punctuator.capitalised)
         if closing and self.options.close_text:
             labelled = close_text(labelled, tail, self.punctuator.inventory,
                                   self.punctuator.post_bias,

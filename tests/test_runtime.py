@@ -6,14 +6,15 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from punctum.runtime import Punctuator, RestoreOptions
-from punctum.text import Labelled, normalize, render
+from punctum.runtime import Punctuator, RestoreOptions, written_labels
+from punctum.text import CAP, LOWER, Labelled, normalize, parse, render
 from punctum.windows import WindowConfig
 
 SAMPLE = "do you like the house well i see my car and we visit new york"
@@ -119,6 +120,18 @@ def test_keep_existing_does_not_close_a_text_over_its_own_mark(punctuator, sourc
     stream = punctuator.stream(lookahead=2, options=RestoreOptions(keep_existing=True))
     pieces = [p for word in source.split() for p in stream.feed(word)] + stream.flush()
     assert " ".join(pieces).lower().endswith(ending)
+
+
+def test_keep_existing_forces_no_capital_within_a_written_sentence(punctuator):
+    options = RestoreOptions(keep_existing=True)
+    given = parse("we came; it was late, and i left, john")
+    prediction = punctuator.predict(given.words)
+    capitals = replace(prediction, case=tuple(CAP for _ in given.words))  # a model's CAPs
+    labelled = written_labels(given, capitals, options, punctuator.inventory,
+                              capitalised=frozenset({"john"}))
+    assert labelled.case == (CAP, CAP, LOWER, CAP, CAP, LOWER, CAP, CAP, CAP)  # names stay
+    default = written_labels(given, capitals, RestoreOptions(), punctuator.inventory)
+    assert default.case == (CAP,) * 9
 
 
 def test_predict_returns_probabilities(punctuator):

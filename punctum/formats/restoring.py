@@ -205,7 +205,8 @@ def restore_transcript(transcript: Transcript, punctuator,
     for doc, labelled, prediction in zip(documents, given, predictions):
         labelled = written_labels(labelled, prediction, options, inventory,
                                   getattr(punctuator, "post_bias", None),
-                                  _turn_ends(doc, parsed, notes))
+                                  _turn_ends(doc, parsed, notes),
+                                  getattr(punctuator, "capitalised", frozenset()))
         keys = [(c, t) for c in doc for t in range(len(parsed[c]))]
         counts = [len(parsed[c][t]) for c, t in keys]
         rendered = _render_tokens(labelled, counts, punctuator, options)
