@@ -595,6 +595,20 @@ class _Builder:
                           if before or after or mark else None)
         self.pending_pre, self.pending_before, self.pending_space = NULL, [], True
 
+    def add_bare(self, written: str) -> None:
+        """A word with nothing at its edges (most ASR output): `add_word`, shortened."""
+        if self.tail or self.pending_before or self.pending_pre != NULL:
+            self.add_word(written, NULL, NULL)
+            return
+        case = case_of(written)
+        self.words.append(lower_word(written))
+        self.case.append(case)
+        self.forms.append(written if case == MIX else None)
+        self.pre.append(NULL)
+        self.post.append(NULL)
+        self.abbreviated.append(False)
+        self.edges.append(None)
+
     def _fold_tail(self) -> None:
         """Write the tokens kept after the last word into its edges: a new mark goes after a
         token that only closes ("( laughs )." ) unless the word has one, before others
@@ -771,7 +785,7 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     inv = builder.inv
     lookup = inv._lookup
     if piece[0] not in lookup["strip"] and piece[-1] not in lookup["strip"]:
-        builder.add_word(piece, NULL, NULL)  # a bare word (most ASR output): nothing to strip
+        builder.add_bare(piece)  # a bare word (most ASR output): nothing to strip
         return
     start, end = _core_bounds(piece, lookup)
     kept = lookup["kept"]
@@ -812,9 +826,13 @@ def parse(text: str, language: str | Inventory = "en", *,
         raise TypeError(f"parse expects str, got {type(text).__name__}")
     inv = get_inventory(language)
     builder = _Builder(inv, straight_quotes=int(open_quote))
+    if inv.word_unit == "word":
+        for token in whitespace_tokens(text):
+            _parse_piece(token, builder)
+        return builder.result()
     for token in whitespace_tokens(text):
-        pieces = _split_cjk(token) if inv.word_unit == "char" else [token]
-        for k, piece in enumerate(pieces):
+        pieces = _split_cjk(token)
+        for k, piece in enumerate(pieces):  # no whitespace between a token's pieces
             _parse_piece(piece, builder, k == 0, k == len(pieces) - 1)
     return builder.result()
 
@@ -871,21 +889,15 @@ def render(
         form = labelled.forms[i] or (lexicon or {}).get(word)
         written = inv.mark_text(labelled.pre[i]) + apply_case(word, case, form)
         edges = labelled.edges[i]
-        mark = edges.mark if edges and edges.mark and edges.mark_of == labelled.post[i] \
-            else inv.mark_text(labelled.post[i])
-        mark_at = edges.mark_at if edges else 0
-        if labelled.abbreviated[i]:
-            written += "."
-            if mark == "." and not mark_at:  # "U.S." + PERIOD is written "U.S.", and
-                if edges and edges.after[:1].strip():  # '"U.S.".' once quotes close it
-                    mark_at = len(edges.after.split(" ", 1)[0])
-                else:
-                    mark = ""
-        if edges:
-            after = edges.after
-            written = edges.before + written + after[:mark_at] + mark + after[mark_at:]
+        if edges is None:  # most words: the label's mark right after the word
+            mark = inv.mark_text(labelled.post[i])
+            if labelled.abbreviated[i]:
+                written += "." if mark == "." else "." + mark  # "U.S." + PERIOD: "U.S."
+            else:
+                written += mark
         else:
-            written += mark
+            written = _with_edges(written, edges, labelled.post[i], labelled.abbreviated[i],
+                                  inv)
         if parts:
             parts.append(separator(labelled.words[i - 1], word, inv))
         parts.append(written)
@@ -958,6 +970,21 @@ def ends_sentence(labelled: Labelled, i: int, language: str | Inventory = "en") 
     return any(c in inv._lookup["final_text"] for c in mark)
 
 
+def _with_edges(written: str, edges: Edges, post: str, abbreviated: bool,
+                inv: Inventory) -> str:
+    """A word as written (its pre-mark, letters and case) with its post-mark and `edges`."""
+    mark = edges.mark if edges.mark and edges.mark_of == post else inv.mark_text(post)
+    mark_at, after = edges.mark_at, edges.after
+    if abbreviated:
+        written += "."
+        if mark == "." and not mark_at:  # "U.S." + PERIOD is written "U.S.", and
+            if after[:1].strip():  # '"U.S.".' once quotes close it
+                mark_at = len(after.split(" ", 1)[0])
+            else:
+                mark = ""
+    return edges.before + written + after[:mark_at] + mark + after[mark_at:]
+
+
 def written_cases(labelled: Labelled, language: str | Inventory = "en", *,
                   sentence_case: bool = False, sentence_start: bool = True,
                   lexicon: dict[str, str] | None = None) -> tuple[str, ...]:
@@ -971,11 +998,13 @@ def written_cases(labelled: Labelled, language: str | Inventory = "en", *,
     cases = list(labelled.case)
     if sentence_case:
         inv = get_inventory(language)
+        final = inv.sentence_final
         for i, word in enumerate(labelled.words):
             if sentence_start and cases[i] == LOWER and not is_address(word) \
                     and not is_number_with_ending(word):
                 cases[i] = UPPER if is_initialism(word) else CAP
-            sentence_start = ends_sentence(labelled, i, inv)
+            sentence_start = labelled.post[i] in final and (
+                labelled.edges[i] is None or ends_sentence(labelled, i, inv))
     lexicon = lexicon or {}
     cases = [CAP if c == MIX and apply_case(w, MIX, f or lexicon.get(w)) == apply_case(w, CAP)
              else c for w, c, f in zip(labelled.words, cases, labelled.forms)]  # no MIX form
