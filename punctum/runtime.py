@@ -588,7 +588,8 @@ def written_labels(given: Labelled, prediction: Prediction, options: RestoreOpti
     options.close_text is off), as are the words of `sentence_ends` (indexes of words a
     speaker's turn follows), and its sentences opened where the language does (¿ ¡)."""
     labelled = merge_labels(given, prediction, options, inventory.abbreviations)
-    labelled = lower_within_sentences(labelled, given, options, inventory, capitalised)
+    labelled = lower_within_sentences(labelled, given, options, inventory, capitalised,
+                                      turns=sentence_ends)
     if options.close_text:
         labelled = close_text(labelled, prediction, inventory, post_bias, sentence_ends,
                               kept_marks(given, options))
@@ -596,19 +597,26 @@ def written_labels(given: Labelled, prediction: Prediction, options: RestoreOpti
 
 
 def lower_within_sentences(labelled: Labelled, given: Labelled, options: RestoreOptions,
-                           inventory, capitalised: frozenset = frozenset()) -> Labelled:
+                           inventory, capitalised: frozenset = frozenset(),
+                           turns: Collection[int] = (), after_pause: bool = False) -> Labelled:
     """`--keep-existing`: after a mark the input wrote that does not end a sentence there
     (",", ";", "..."), a word it wrote in lowercase stays so unless it is a name
     (capitalised.json) or "I": the model's capital comes from a sentence break the writer
-    did not make ("know; it's", not "know; It's")."""
+    did not make ("know; it's", not "know; It's"). Not after the words of `turns` (a
+    speaker's turn follows them); `after_pause`: the first word follows such a mark (a
+    stream's earlier words)."""
     if not (options.keep_existing and options.case):
         return labelled
     case = list(labelled.case)
-    for i in range(1, len(given)):
+    for i in range(len(given)):
         word = given.words[i]
-        if given.post[i - 1] != NULL and given.case[i] == LOWER and case[i] == CAP \
-                and not ends_sentence(labelled, i - 1, inventory) and word not in capitalised \
-                and not (word == "i" or word.startswith(("i'", "i’"))):
+        if i == 0:
+            follows_pause = after_pause
+        else:
+            follows_pause = given.post[i - 1] != NULL and i - 1 not in turns \
+                and not ends_sentence(labelled, i - 1, inventory)
+        if follows_pause and given.case[i] == LOWER and case[i] == CAP \
+                and word not in capitalised and not (word == "i" or word.startswith(("i'", "i’"))):
             case[i] = LOWER
     return replace(labelled, case=tuple(case))
 
@@ -631,14 +639,18 @@ def close_text(labelled: Labelled, prediction: Prediction, inventory,
         post_bias: (n_post,) decision biases added to the log-probabilities, as for the
             other words (None: none), so that `punctum calibrate` fits what restore does.
         sentence_ends: indexes of other words that end a sentence (a turn follows them).
-        kept: indexes of words whose mark stays whatever it is (the input's, kept).
+        kept: indexes of words whose mark stays whatever it is (the input's, kept), unless
+            a turn follows them.
     """
-    ends = sorted({i for i in sentence_ends if 0 <= i < len(labelled)}
-                  | ({len(labelled) - 1} if len(labelled) else set()))
-    open_ends = [i for i in ends
-                 if labelled.post[i] not in inventory.sentence_final and i not in kept]
+    turns = {i for i in sentence_ends if 0 <= i < len(labelled)}
+    ends = sorted(turns | ({len(labelled) - 1} if len(labelled) else set()))
+    open_ends = [i for i in ends if not ends_sentence(labelled, i, inventory)
+                 and (i not in kept or i in turns)]  # a turn ends a sentence whatever it had
     if not open_ends:
         return labelled
+    edges = list(labelled.edges)
+    for i in open_ends:  # a kept ";" before a turn is written as its label's own mark
+        edges[i] = edges[i].without_mark() if edges[i] and edges[i].mark else edges[i]
     finals = [i for i, label in enumerate(prediction.post_labels)
               if label in inventory.sentence_final]
     post = list(labelled.post)
@@ -646,8 +658,9 @@ def close_text(labelled: Labelled, prediction: Prediction, inventory,
         scores = np.log(np.maximum(prediction.post_probs[i], 1e-30))
         if post_bias is not None:
             scores = scores + post_bias
-        post[i] = prediction.post_labels[max(finals, key=lambda k: scores[k])]
-    return replace(labelled, post=tuple(post))
+        if post[i] not in inventory.sentence_final:
+            post[i] = prediction.post_labels[max(finals, key=lambda k: scores[k])]
+    return replace(labelled, post=tuple(post), edges=tuple(edges))
 
 
 class Stream:
@@ -678,6 +691,7 @@ class Stream:
         self._sentence_start = True
         self._wordless = ""  # tokens without words (":)", "(") fed when nothing was pending
         self._open_quote = False  # whether the text fed so far leaves a straight quote open
+        self._after_pause = False  # the last final word kept a mark that ends no sentence
 
     def feed(self, text: str | Sequence[str]) -> list[str]:
         """Add text (or words); return the pieces that are now final."""
@@ -745,12 +759,15 @@ class Stream:
         inventory = self.punctuator.inventory
         labelled = merge_labels(pending, tail, self.options, inventory.abbreviations)
         labelled = lower_within_sentences(labelled, pending, self.options, inventory,
-                                          self.punctuator.capitalised)
+                                          self.punctuator.capitalised,
+                                          after_pause=self._after_pause)
         if closing and self.options.close_text:
             labelled = close_text(labelled, tail, self.punctuator.inventory,
                                   self.punctuator.post_bias,
                                   kept=kept_marks(pending, self.options))
         done = labelled.slice(0, n_final)
+        self._after_pause = pending.post[n_final - 1] != NULL and \
+            not ends_sentence(done, n_final - 1, inventory)
         rest = pending.slice(n_final)  # waiting words keep only what the input gave them
         result = self._render(done, _slice_prediction(tail, 0, n_final))
         self._pending = [rest] if len(rest) else []

@@ -179,7 +179,8 @@ def _build_lookup(inv: Inventory) -> dict:
         set(post) | set(pre)
     text = {NULL: ""} | {m.name: m.text for m in inv.post_marks + inv.pre_marks}
     final = {m.name for m in inv.post_marks if m.sentence_final}
-    final_text = frozenset(m.text for m in inv.post_marks if m.sentence_final)
+    final_text = frozenset(c for m in inv.post_marks if m.sentence_final
+                           for c in m.text + "".join(m.aliases)) - set(";；؛…")
     word_char = re.compile("[^\\s" + re.escape("".join(sorted(strip))) + "]")
     kept = frozenset(_QUOTES + _BRACKETS) - set(post) - set(pre)
     return {"post": post, "pre": pre, "strip": frozenset(strip), "text": text, "final": final,
@@ -566,7 +567,7 @@ class _Builder:
     pending_space: bool = True  # whether whitespace stood before the first of them
     tail: list = field(default_factory=list)  # (token, closes) after the last word
     straight_quotes: int = 0  # '"' seen so far: a lone one opens when the count is even
-    single_open: bool = False  # a word opened a single quote ('the) not closed since
+    single_open: int = 0  # words left in a single quote a word opened ('the), not closed
 
     def add_word(self, written: str, pre: str, post: str, abbreviated: bool = False,
                  before: str = "", after: str = "", mark_at: int = 0, mark: str = "") -> None:
@@ -577,10 +578,11 @@ class _Builder:
         if post == NULL or mark == self.inv.mark_text(post):
             mark = ""
         self.straight_quotes += count_straight_quotes(before + after)
+        self.single_open = max(self.single_open - 1, 0)
         if any(c in "'‘" for c in before):
-            self.single_open = True
-        if any(c in "'’" for c in after):
-            self.single_open = False
+            self.single_open = _SINGLE_QUOTE_WORDS
+        if any(c in "'’" for c in after) or post in self.inv.sentence_final:
+            self.single_open = 0
         case = case_of(written)
         self.words.append(lower_word(written))
         self.case.append(case)
@@ -680,9 +682,11 @@ class _Builder:
         if kinds == {'"'}:  # a lone straight quote: opening or closing, as they alternate
             kinds = {"Pi" if self.straight_quotes % 2 == 0 else "Pf"}
             self.straight_quotes += count_straight_quotes(token)
-        if self.words and not kinds <= {"Ps", "Pi"}:
+        if any(c in "'’" for c in token):
+            self.single_open = 0
+        if self.words and not self.pending_before and not kinds <= {"Ps", "Pi"}:
             self.tail.append((" " * space_before + token, kinds <= {"Pe", "Pf", "'"}))
-        else:
+        else:  # before the next word, after what already waits for it ("[ ]")
             self._pend(token + " " * space_after, space_before)
 
     def _pend(self, text: str, space_before: bool) -> None:
@@ -702,7 +706,9 @@ class _Builder:
         lookup = self.inv._lookup
         post, mark, closing, mark_at = _trail(chars, lookup)
         self.straight_quotes += count_straight_quotes(closing)
-        if not self.words:
+        if any(c in "'’" for c in closing):
+            self.single_open = 0
+        if not self.words or self.pending_before:  # its marks are lost with no word before
             self._pend(closing + " ", space_before)
             return
         self._fold_tail()
@@ -720,6 +726,11 @@ class _Builder:
                         tuple(self.pre), tuple(self.forms), tuple(self.abbreviated),
                         tuple(self.edges))
 
+
+# how many words a single quote opened before a word ('the) stays open for `_extend_core`:
+# "the Beatles'" closes it, while a lone elision ('da, 'stans) must not turn a later
+# possessive ("the donors' walls") into a quote
+_SINGLE_QUOTE_WORDS = 12
 
 # quotes that can open or close alike ('"' alternates; "'" closes unless it stands first)
 _QUOTE_KIND = {'"': '"', "＂": '"', "'": "'"}
@@ -797,9 +808,9 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
             builder.add_orphan_marks(_edge_marks(piece, lookup, "pre"), post, mark,
                                      not space_before)
         return
-    start, end = _extend_core(piece, start, end, inv, builder.single_open)
+    start, end = _extend_core(piece, start, end, inv, builder.single_open > 0)
     post, mark, _, _ = _trail(piece[:start], lookup)
-    builder.add_orphan_marks(NULL, post, mark)  # "a ,b"
+    builder.add_orphan_marks(NULL, post, mark, not space_before)  # "a ,b", "时间：2020年"
     pre = _edge_marks(piece[:start], lookup, "pre")
     abbreviated = piece[end:end + 1] == "." and _is_abbreviation(piece[start:end], inv)
     post, mark, after, mark_at = _trail(piece[end + abbreviated:], lookup)

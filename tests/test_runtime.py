@@ -13,7 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from punctum.runtime import Punctuator, RestoreOptions, written_labels
+from punctum.runtime import (
+    Punctuator,
+    RestoreOptions,
+    lower_within_sentences,
+    merge_labels,
+    written_labels,
+)
 from punctum.text import CAP, LOWER, Labelled, normalize, parse, render
 from punctum.windows import WindowConfig
 
@@ -132,6 +138,21 @@ def test_keep_existing_forces_no_capital_within_a_written_sentence(punctuator):
     assert labelled.case == (CAP, CAP, LOWER, CAP, CAP, LOWER, CAP, CAP, CAP)  # names stay
     default = written_labels(given, capitals, RestoreOptions(), punctuator.inventory)
     assert default.case == (CAP,) * 9
+
+
+def test_a_stream_keeps_a_lowercase_word_after_a_kept_comma_across_feeds(punctuator):
+    options = RestoreOptions(keep_existing=True)
+    given = parse("then we left")
+    capitals = replace(punctuator.predict(given.words), case=(CAP,) * 3)  # model capitals
+    alone = lower_within_sentences(merge_labels(given, capitals, options), given, options,
+                                   punctuator.inventory)
+    assert alone.case == (CAP,) * 3  # nothing says it continues a sentence
+    continued = lower_within_sentences(alone, given, options, punctuator.inventory,
+                                       after_pause=True)
+    assert continued.case == (LOWER, CAP, CAP)  # "we came;" was fed before it
+    stream = punctuator.stream(lookahead=0, options=options)
+    stream.feed("we came;")
+    assert stream._after_pause and not punctuator.stream(0, options)._after_pause
 
 
 def test_predict_returns_probabilities(punctuator):

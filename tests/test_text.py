@@ -259,7 +259,25 @@ def test_an_emoticon_stays_whole_and_marks_after_it_are_labels(source, words, po
     assert parse(render(labelled)) == labelled
 
 
+@pytest.mark.parametrize("source", ["the list [ ] is empty", "he said ( ) and left",
+                                    "so ( :) ) ok", "i “ :)", 'he said " " and left'])
+def test_what_waits_for_the_next_word_keeps_its_order(source):
+    assert render(parse(source)) == source
+
+
+def test_a_single_quote_left_open_does_not_take_later_possessives():
+    assert "donors'" in parse("bring in 'da funk. later, the donors' walls fell.").words
+    assert "girls'" in parse("he said 'no ' and the girls' books").words
+
+
+def test_ascii_marks_end_sentences_in_chinese():
+    labelled = parse("你好?我很好!OK 谢谢.", "zh")
+    assert all(ends_sentence(labelled, i, "zh") for i, p in enumerate(labelled.post)
+               if p != NULL)
+
+
 @pytest.mark.parametrize("source, language", [
+    ("时间：2020年", "zh"), ("价格:100元", "zh"), ("はい!OK", "ja"),
     ("你好,我是中国人!", "zh"), ("これは、ペンです.", "ja"), ("好的 ） 「 吗", "zh"),
     ("「他说：“走吧”。」我们走了", "zh"),
 ])
