@@ -581,7 +581,7 @@ class _Builder:
         self.single_open = max(self.single_open - 1, 0)
         if any(c in "'‘" for c in before):
             self.single_open = _SINGLE_QUOTE_WORDS
-        if any(c in "'’" for c in after) or post in self.inv.sentence_final:
+        if any(c in "'’" for c in after):  # (not at a full stop: restoring may add one)
             self.single_open = 0
         case = case_of(written)
         self.words.append(lower_word(written))
@@ -599,7 +599,7 @@ class _Builder:
 
     def add_bare(self, written: str) -> None:
         """A word with nothing at its edges (most ASR output): `add_word`, shortened."""
-        if self.tail or self.pending_before or self.pending_pre != NULL:
+        if self.tail or self.pending_before or self.pending_pre != NULL or self.single_open:
             self.add_word(written, NULL, NULL)
             return
         case = case_of(written)
@@ -708,8 +708,10 @@ class _Builder:
         self.straight_quotes += count_straight_quotes(closing)
         if any(c in "'’" for c in closing):
             self.single_open = 0
-        if not self.words or self.pending_before:  # its marks are lost with no word before
+        if not self.words or self.pending_before:  # "home ( )." -> "home. ( )"
             self._pend(closing + " ", space_before)
+            if self.words and post != NULL:
+                self.add_orphan_marks(NULL, post, mark, True)
             return
         self._fold_tail()
         start = len(self.edges[-1].after) if self.edges[-1] else 0
@@ -729,7 +731,8 @@ class _Builder:
 
 # how many words a single quote opened before a word ('the) stays open for `_extend_core`:
 # "the Beatles'" closes it, while a lone elision ('da, 'stans) must not turn a later
-# possessive ("the donors' walls") into a quote
+# possessive ("the donors' walls") into a quote (a count of words, which restoring never
+# changes, unlike the marks that end sentences)
 _SINGLE_QUOTE_WORDS = 12
 
 # quotes that can open or close alike ('"' alternates; "'" closes unless it stands first)

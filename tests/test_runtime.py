@@ -66,6 +66,7 @@ def test_restore_keeps_quotes_brackets_and_emoticons(punctuator):
 @pytest.mark.parametrize("source", [
     "he called it 'boss,' and left", 'i live in the "U.S.!" now', '"Dr.?) we see',
     "the results ( see table one ). then we left", 'he said " hello there ". then',
+    "she said 'stop it now you kids' so they stopped",
 ])
 def test_quoted_text_restores_to_a_fixed_point(punctuator, source):
     once = punctuator.restore(source)
