@@ -401,12 +401,14 @@ class _SentenceLines:
         part is one piece, and a sentence may end inside it)."""
         if part is None:
             return ""
-        spaced = self.inventory.word_unit == "word" and len(part.labelled)
-        pieces = words_as_written(part.labelled, part.text) if spaced else [part.text]
-        ends = [ends_sentence(part.labelled, i, self.inventory)
-                for i in (range(len(part.labelled)) if spaced else [len(part.labelled) - 1])
-                if i >= 0]  # a part without words (":)" alone) ends no sentence
-        ends = ends or [False]
+        words = part.labelled
+        if not len(words):  # tokens without words (":)" alone) end no sentence
+            pieces, ends = [part.text], [False]
+        elif self.inventory.word_unit == "word":
+            pieces = words_as_written(words, part.text)
+            ends = [ends_sentence(words, i, self.inventory) for i in range(len(words))]
+        else:
+            pieces, ends = [part.text], [ends_sentence(words, len(words) - 1, self.inventory)]
         out = []
         for piece, end in zip(pieces, ends, strict=True):
             out.append((separator(self.last, piece, self.inventory) if self.last else "")

@@ -690,7 +690,7 @@ class Stream:
         self._context: tuple[str, ...] = ()
         self._sentence_start = True
         self._wordless = ""  # tokens without words (":)", "(") fed when nothing was pending
-        self._open_quote = False  # whether the text fed so far leaves a straight quote open
+        self._quotes = 0  # straight quotes (") fed so far: an odd count leaves one open
         self._after_pause = False  # the last final word kept a mark that ends no sentence
 
     def feed(self, text: str | Sequence[str]) -> list[str]:
@@ -710,9 +710,8 @@ class Stream:
         again = self._wordless  # text fed before, parsed again with this feed
         if self._pending and stripped and not stripped[0].isalnum():
             again = self._take_last_word() + " "  # what follows it: ", world", ")"
-        quotes = count_straight_quotes(text)
-        open_quote = self._open_quote != (count_straight_quotes(again) % 2 == 1)
-        self._open_quote = self._open_quote != (quotes % 2 == 1)
+        open_quote = (self._quotes - count_straight_quotes(again)) % 2 == 1  # before `again`
+        self._quotes += count_straight_quotes(text)
         inventory = self.punctuator.inventory
         parsed = parse(again + text, inventory, open_quote=open_quote)
         if len(parsed):

@@ -279,6 +279,10 @@ class Edges:
     mark: str = ""
     mark_of: str = NULL
 
+    def written_mark(self, post: str) -> str:
+        """The mark as written for label `post` ("" where the label's own text applies)."""
+        return self.mark if self.mark and self.mark_of == post else ""
+
     def without_mark(self) -> Edges | None:
         """These edges without the written mark (None when nothing else is left)."""
         if not (self.before or self.after):
@@ -960,8 +964,7 @@ def words_as_written(labelled: Labelled, text: str) -> list[str]:
     for post, edges in zip(labelled.post, labelled.edges):
         n = 1
         if edges:
-            n += edges.before.count(" ") + edges.after.count(" ")
-            n += edges.mark.count(" ") if edges.mark and edges.mark_of == post else 0
+            n += (edges.before + edges.after + edges.written_mark(post)).count(" ")
         out.append(" ".join(pieces[start:start + n]))
         start += n
     if start != len(pieces):
@@ -977,17 +980,20 @@ def ends_sentence(labelled: Labelled, i: int, language: str | Inventory = "en") 
     post = labelled.post[i]
     if post not in inv.sentence_final:
         return False
-    edges = labelled.edges[i]
-    if edges is None or not edges.mark or edges.mark_of != post:
+    mark = labelled.edges[i].written_mark(post) if labelled.edges[i] else ""
+    if not mark:
         return True
-    mark = re.sub(r"(?:\s?\.){2,}|…", "", edges.mark)  # "wait... what": an ellipsis goes on
+    mark = _ELLIPSIS.sub("", mark)  # "wait... what": an ellipsis goes on
     return any(c in inv._lookup["final_text"] for c in mark)
+
+
+_ELLIPSIS = re.compile(r"(?:\s?\.){2,}|…")
 
 
 def _with_edges(written: str, edges: Edges, post: str, abbreviated: bool,
                 inv: Inventory) -> str:
     """A word as written (its pre-mark, letters and case) with its post-mark and `edges`."""
-    mark = edges.mark if edges.mark and edges.mark_of == post else inv.mark_text(post)
+    mark = edges.written_mark(post) or inv.mark_text(post)
     mark_at, after = edges.mark_at, edges.after
     if abbreviated:
         written += "."
