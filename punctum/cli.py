@@ -420,6 +420,10 @@ def _restore_sources(args, options) -> list:
         raise ValueError("give text arguments or --input files, not both")
     default = "text" if args.format == "auto" else args.format
     if args.text:
+        files = [text for text in args.text if os.path.sep in text or "." in text.strip(".")]
+        if files and all(os.path.isfile(text) for text in files):  # "punctum restore talk.srt"
+            print(f"punctum restore: note: {printable(files[0])} is restored as text; "
+                  f"-i {printable(files[0])} reads the file", file=sys.stderr)
         return [Source("<arguments>", default, iter([" ".join(args.text)]))]
     if not args.input:
         return [_stdin_source(args, default)]

@@ -455,7 +455,8 @@ def _is_cjk(char: str) -> bool:
 def holds_word(token: str, language: str | Inventory = "en") -> bool:
     """Whether a whitespace-free token holds a word, not marks, quotes or brackets alone
     (a token that `parse` reads as no words: "-", "...", "(")."""
-    return bool(get_inventory(language)._lookup["word_char"].search(token))
+    word_char = get_inventory(language)._lookup["word_char"]
+    return bool(word_char.search(token)) and not _emoticon_token(token, word_char)
 
 
 def whitespace_tokens(text: str) -> list[str]:
@@ -693,6 +694,22 @@ class _Builder:
         else:  # before the next word, after what already waits for it ("[ ]")
             self._pend(token + " " * space_after, space_before)
 
+    def add_joined(self, emoticon: str) -> None:
+        """An emoticon joined to the last word ("tomorrow:)"): a new mark goes after it."""
+        self.tail.append((emoticon, True))
+
+    def bracket_open(self, opening: str, prefix: str) -> bool:
+        """Whether an `opening` bracket is open at the end of `prefix` (the start of the
+        piece being parsed), counted over it, what waits for it and the last words."""
+        closing = {"(": ")", "[": "]", "{": "}"}[opening]
+        depth = 0
+        for edges in self.edges[-_SINGLE_QUOTE_WORDS:]:
+            if edges:
+                depth = max(depth + edges.before.count(opening)
+                            - edges.after.count(closing), 0)
+        waiting = "".join(self.pending_before) + prefix
+        return depth + waiting.count(opening) - waiting.count(closing) > 0
+
     def _pend(self, text: str, space_before: bool) -> None:
         if not self.pending_before:
             self.pending_space = space_before
@@ -768,8 +785,30 @@ def _trail(chars: str, lookup: dict) -> tuple[str, str, str, int]:
     return post, chars[start:end], closing, kept_before
 
 
-# ASCII emoticons without letters, kept whole: :) ;-( =] :-((
-_EMOTICON = re.compile(r"[:;=][-'^]?[()\[\]{}]+")
+# ASCII emoticons, kept whole: :) ;-( =] :-(( and, where no word character follows, :D :-P
+# :/ :O ;* (a token that starts with one; marks after it are labels: ":D!")
+_EMOTICON = re.compile(r"[:;=][-'^]?(?:[()\[\]{}]+|[DPpOo3Xx/\\|*](?![\w/\\]))")
+# a bracket emoticon joined to the end of a word ("tomorrow:)", "it!;-(")
+_JOINED_EMOTICON = re.compile(r"(?<=[^\W_]|[.!?,])[:;=][-'^]?[()\[\]{}]+(?=[.,!?;…]*$)")
+
+
+def _emoticon_token(token: str, word_char: re.Pattern) -> bool:
+    """Whether a token is an emoticon, maybe with marks after it (":)", ":D!", ":-P")."""
+    emoticon = _EMOTICON.match(token)
+    return emoticon is not None and not word_char.search(token, emoticon.end())
+
+
+def _joined_emoticon(piece: str, builder: _Builder) -> re.Match | None:
+    """An emoticon joined to the end of a word, maybe before marks ("tomorrow:)",
+    "tomorrow:)."), or None; one that ends with a closing bracket is that bracket's
+    ("(see below:)") while one is open."""
+    joined = _JOINED_EMOTICON.search(piece)
+    if joined is None:
+        return None
+    closes = {")": "(", "]": "[", "}": "{"}.get(joined.group()[-1])
+    if closes and builder.bracket_open(closes, piece[:joined.start()]):
+        return None
+    return joined
 
 
 def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
@@ -804,6 +843,17 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     lookup = inv._lookup
     if piece[0] not in lookup["strip"] and piece[-1] not in lookup["strip"]:
         builder.add_bare(piece)  # a bare word (most ASR output): nothing to strip
+        return
+    if (piece[0] in ":;=" and space_before and space_after  # a whole token: ":D", ":-P"
+            and _emoticon_token(piece, lookup["word_char"])):
+        _parse_wordless(piece, builder, space_before, space_after)
+        return
+    joined = _joined_emoticon(piece, builder) if any(c in piece for c in ":;=") else None
+    if joined is not None:  # "tomorrow:)": the word, then the emoticon as written after it
+        _parse_piece(piece[:joined.start()], builder, space_before, False)
+        builder.add_joined(joined.group())
+        post, mark, _, _ = _trail(piece[joined.end():], lookup)
+        builder.add_orphan_marks(NULL, post, mark, True)
         return
     start, end = _core_bounds(piece, lookup)
     kept = lookup["kept"]
@@ -859,8 +909,10 @@ def wordless_tokens(text: str, language: str | Inventory = "en") -> list[str]:
     """The tokens of a text without words that `parse` keeps as written (":)", "(", a lone
     quote), beside a word: a text without words loses them unless its caller keeps them."""
     lookup = get_inventory(language)._lookup
+    word_char = lookup["word_char"]
     return [t for t in whitespace_tokens(text)
-            if not lookup["word_char"].search(t) and any(c in lookup["kept"] for c in t)]
+            if (not word_char.search(t) and any(c in lookup["kept"] for c in t))
+            or _emoticon_token(t, word_char)]
 
 
 def normalize(text: str, language: str | Inventory = "en") -> list[str]:
@@ -871,10 +923,19 @@ def normalize(text: str, language: str | Inventory = "en") -> list[str]:
 # ----------------------------------------------------------------------------- rendering
 
 def separator(previous: str, word: str, inv: Inventory) -> str:
-    """Space between words, none next to a CJK character in char-unit languages."""
+    """Space between words, none next to a CJK character or a wide quote or bracket ("“",
+    "）") in char-unit languages (`previous`, `word`: as written, or their characters that
+    stand side by side: see `render`)."""
     if inv.word_unit == "word":
         return " "
-    return "" if _is_cjk(previous[-1:]) or _is_cjk(word[:1]) else " "
+    return "" if _joins(previous[-1:], inv) or _joins(word[:1], inv) else " "
+
+
+def _joins(char: str, inv: Inventory) -> bool:
+    """Whether a character is written without spaces beside it: CJK, or a wide quote or
+    bracket ("“", "）"; not "]")."""
+    return bool(char) and (_is_cjk(char) or (char in inv._lookup["kept"]
+                                             and unicodedata.east_asian_width(char) in "WFA"))
 
 
 def render(
@@ -917,9 +978,21 @@ def render(
             written = _with_edges(written, edges, labelled.post[i], labelled.abbreviated[i],
                                   inv)
         if parts:
-            parts.append(separator(labelled.words[i - 1], word, inv))
+            parts.append(_space_between(labelled.words[i - 1], parts[-1], word, written, inv))
         parts.append(written)
     return "".join(parts)
+
+
+def _space_between(previous: str, previous_written: str, word: str, written: str,
+                   inv: Inventory) -> str:
+    """`separator` for words as `render` writes them: a quote or bracket written at their
+    edges stands beside the other word ("𠀀] 0"), marks do not ("价格:100元")."""
+    if inv.word_unit == "word":
+        return " "
+    kept = inv._lookup["kept"]
+    last = previous_written[-1:] if previous_written[-1:] in kept else previous[-1:]
+    first = written[:1] if written[:1] in kept else word[:1]
+    return separator(last, first, inv)
 
 
 # a number with a lowercase ending: 2nd, 1990s, '90s, 5th, 3pm (never Capitalised)

@@ -28,6 +28,17 @@ def test_restore_arguments(tiny_artifact, capsys):
     assert code == 0 and normalize(out) == SAMPLE.split()
 
 
+def test_a_file_name_given_as_text_gets_a_note(tiny_artifact, tmp_path, capsys):
+    talk = tmp_path / "talk.srt"
+    talk.write_text("1\n00:00:01,000 --> 00:00:02,000\nhello there\n")
+    assert main(["restore", "--model", str(tiny_artifact), str(talk)]) == 0
+    captured = capsys.readouterr()
+    assert "talk.srt" in captured.out.lower()  # restored as text, as asked
+    assert f"-i {talk} reads the file" in captured.err
+    assert main(["restore", "--model", str(tiny_artifact), "we", "like", "u.s.", "cars"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_restore_stdin_keeps_lines_and_blank_lines(tiny_artifact, capsys, monkeypatch):
     data = f"{SAMPLE}\n\nwe see a boat\n".encode()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))

@@ -48,6 +48,8 @@ def _kept(text: str, markup: bool = False) -> tuple[list[str], list[str]]:
     ("[SPEAKER_00]: so we went", ["[SPEAKER_00]:"], ["[SPEAKER_00]:"]),
     ("Speaker 1  0:03", ["Speaker", "1", "0:03"], ["Speaker"]),  # Otter's heading line
     ("John Smith (1:02:03)", ["John", "Smith", "(1:02:03)"], ["John"]),
+    ("<unk> the meeting is at <UNK>. noon", ["<unk>", "<UNK>."], []),  # Kaldi, Vosk
+    ("i said <spoken_noise> hello </s>", ["<spoken_noise>", "</s>"], []),
 ])
 def test_annotations_are_found(text, kept, turns):
     assert _kept(text) == (kept, turns)
@@ -65,6 +67,8 @@ def test_annotations_are_found(text, kept, turns):
     "hello world",
     "the key point: people trust it",  # lowercase words before a colon are running text
     "he said (and i quote) that it was fine",  # three words in parentheses are text
+    "if a <b then c",  # no closing >
+    "x <= y and a<b>c",  # a tag is a token of its own
 ])
 def test_plain_text_holds_no_annotations(text):
     assert _kept(text) == ([], [])
@@ -156,6 +160,13 @@ def test_cli_keeps_labels_and_descriptions_in_text(tiny_artifact, capsys, monkey
     for line_in, line_out in zip(text.split("\n"), out):
         assert normalize(" ".join(words_outside(line_out))) == normalize(
             " ".join(words_outside(line_in)))
+
+
+def test_cli_keeps_a_recognisers_tags_as_written(tiny_artifact, capsys):
+    assert main(["restore", "--model", str(tiny_artifact),
+                 "<unk> we visit new york <NOISE> do you like the house"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("<unk> ") and " <NOISE> " in out  # not "<Unk>", not a word
 
 
 def test_cli_no_annotations(tiny_artifact, capsys):

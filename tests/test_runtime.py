@@ -74,6 +74,20 @@ def test_quoted_text_restores_to_a_fixed_point(punctuator, source):
     assert punctuator.restore(once) == once
 
 
+EMOTICONS = "see you tomorrow:) we visit new york :D and the house;-( ok :P"
+
+
+def test_emoticons_stay_whole_in_restores_and_streams(punctuator):
+    restored = punctuator.restore(EMOTICONS)
+    for emoticon in ("tomorrow:)", " :D", "house;-(", " :P"):
+        assert emoticon in restored
+    assert punctuator.restore(restored) == restored
+    stream = punctuator.stream(lookahead=2)
+    pieces = [p for token in EMOTICONS.split() for p in stream.feed(token)] + stream.flush()
+    assert " ".join(pieces) == restored
+    assert punctuator.restore(":D") == ":D"
+
+
 def test_stream_keeps_tokens_without_words(punctuator):
     for lookahead in (0, 3):
         stream = punctuator.stream(lookahead=lookahead)

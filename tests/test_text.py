@@ -25,6 +25,7 @@ from punctum.text import (
     case_of,
     ends_sentence,
     get_inventory,
+    holds_word,
     normalize,
     parse,
     render,
@@ -52,9 +53,11 @@ ADVERSARIAL = [
 
 
 def _word_chars(s: str, inv: Inventory) -> str:
-    """Characters that belong to words: not whitespace, not control, not strippable marks."""
+    """Characters that belong to words: not whitespace, not control, not strippable marks,
+    not in emoticons (":D")."""
     strip = inv._lookup["strip"]
-    kept = [c for c in s if not c.isspace() and c not in strip]
+    tokens = [t for t in text.whitespace_tokens(s) if text.holds_word(t, inv)]
+    kept = [c for c in "".join(tokens) if c not in strip]
     return text.lower_word("".join(c for c in kept if unicodedata.category(c) != "Cc"))
 
 
@@ -259,6 +262,49 @@ def test_an_emoticon_stays_whole_and_marks_after_it_are_labels(source, words, po
     assert parse(render(labelled)) == labelled
 
 
+@pytest.mark.parametrize("source, words, post", [
+    ("lol :P you wish", ("lol", "you", "wish"), (NULL, NULL, NULL)),
+    ("it's late :-D! yes", ("it's", "late", "yes"), (NULL, "EXCLAMATION", NULL)),
+    ("hmm :/ not sure", ("hmm", "not", "sure"), (NULL, NULL, NULL)),
+    (":O really", ("really",), (NULL,)),
+])
+def test_an_emoticon_with_a_letter_is_no_word(source, words, post):
+    labelled = parse(source)
+    assert (labelled.words, labelled.post) == (words, post)
+    assert canonical(render(labelled)) == canonical(source)
+    assert parse(render(labelled)) == labelled
+    assert not holds_word(next(token for token in source.split() if token[0] == ":"))
+
+
+@pytest.mark.parametrize("source, words", [
+    (":order matters", ("order", "matters")),  # letters go on: a word
+    ("ratio 3:1 ok", ("ratio", "3:1", "ok")),
+    ("std::vector", ("std::vector",)),
+])
+def test_what_only_starts_like_an_emoticon_stays_a_word(source, words):
+    assert parse(source).words == words
+
+
+@pytest.mark.parametrize("source, written", [
+    ("see you tomorrow:) ok", "see you tomorrow:). ok"),
+    ("that's it;-( bye", "that's it;-(. bye"),
+    ("great!:) thanks", "great.:) thanks"),  # the word's own mark stays before it
+    ("tomorrow:). ok", "tomorrow:). ok"),
+])
+def test_an_emoticon_joined_to_a_word_stays_whole(source, written):
+    labelled = parse(source)
+    assert all(c.isalpha() or c == "'" for word in labelled.words for c in word)
+    marked = replace(labelled, post=(NULL,) * (len(labelled) - 2) + (PERIOD, NULL))
+    assert render(marked.without_written_marks()) == written
+    assert parse(render(labelled)) == labelled
+
+
+@pytest.mark.parametrize("source", ["(see below:) and", "see (the list below:) ok"])
+def test_a_bracket_that_closes_an_open_one_is_no_emoticon(source):
+    below = parse(source).edges[source.split().index("below:)")]
+    assert (below.after, below.mark, below.mark_of) == (")", ":", "COMMA")
+
+
 @pytest.mark.parametrize("source", ["the list [ ] is empty", "he said ( ) and left",
                                     "so ( :) ) ok", "i “ :)", 'he said " " and left'])
 def test_what_waits_for_the_next_word_keeps_its_order(source):
@@ -306,6 +352,7 @@ def test_a_lone_straight_quote_opens_and_closes_in_turn():
 def test_a_text_without_words_keeps_no_edges():
     assert parse('“ ” ( ) :)').words == ()
     assert wordless_tokens('“ ” ( ) :) ?! -- x') == ["“", "”", "(", ")", ":)"]
+    assert wordless_tokens("ok :D :-P x:)") == [":D", ":-P"]
 
 
 def test_spanish_pre_marks():
