@@ -9,7 +9,9 @@ paragraphs (text/wikitext2_test/: brackets), the first --lines of each. For ever
 - default restore: are the input's quotes and brackets, in order, those of the output?
 - `--keep-existing`: is every character of the input other than letters, digits and spaces
   found in the output, in order (the model only adds marks and capitals)? Is the output
-  unchanged when restored again?
+  unchanged when restored again? How many words written in lowercase did it capitalise
+  (`lowercase_capitalised`: a sentence start the writer did not make, e.g. '"Stop!" He
+  cried' for '"Stop!" he cried')?
 
 Run it with an older checkout first on PYTHONPATH to compare (from outside the repository).
 """
@@ -66,7 +68,24 @@ def measure(punctuator: Punctuator, texts: list[str]) -> dict:
         "quotes_and_brackets_kept": quotes_kept,
         "keep_existing_symbols_kept": sum(in_order(symbols(t), k) for t, k in zip(texts, kept)),
         "keep_existing_fixed_point": sum(k == a for k, a in zip(kept, again)),
+        "words": sum(len(t.split()) for t in texts),
+        "lowercase_capitalised": sum(capitalised(t, k) for t, k in zip(texts, kept)),
     }
+
+
+def capitalised(given: str, restored: str) -> int:
+    """Words that `given` writes starting in lowercase and `restored` does not (the words
+    of a `--keep-existing` restore are the input's, in order)."""
+    before = [w for w in given.split() if any(c.isalpha() for c in w)]
+    after = [w for w in restored.split() if any(c.isalpha() for c in w)]
+    if len(before) != len(after):
+        return 0
+    return sum(_first_letter(b).islower() and _first_letter(a).isupper()
+               for b, a in zip(before, after))
+
+
+def _first_letter(word: str) -> str:
+    return next(c for c in word if c.isalpha())
 
 
 def main() -> None:

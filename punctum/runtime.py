@@ -42,6 +42,7 @@ from punctum.text import (
     is_number_with_ending,
     open_sentences,
     parse,
+    quotes_its_mark,
     render,
     whitespace_tokens,
     wordless_tokens,
@@ -523,8 +524,14 @@ def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Seque
 
 
 def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOptions,
-                 abbreviations: frozenset = frozenset()) -> Labelled:
+                 abbreviations: frozenset = frozenset(), cased: bool | None = None) -> Labelled:
     """Combine predicted labels with what the input already had, as the options say.
+
+    `--keep-existing` keeps the input's marks and cases where it has them; a word written
+    in lowercase takes the model's case unless the input writes case (`cased`; None: as
+    `writes_case` finds for `given`): then its lowercase words are the writer's too ("the
+    theatre actor", not "the Theatre Actor"), and only the sentences the model ends start
+    with a capital (`render`'s sentence case).
 
     A listed abbreviation (`Inventory.abbreviations`: mr, dr) that the model itself writes
     Capitalised (not MS, DR, nor a word capitalised.json makes Capitalised), before a
@@ -533,7 +540,10 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
     post, case, forms = list(prediction.post), list(prediction.case), [None] * len(given)
     if options.keep_existing:
         post = [g if g != NULL else p for g, p in zip(given.post, post)]
-        case = [g if g != LOWER else c for g, c in zip(given.case, case)]
+        if writes_case(given) if cased is None else cased:
+            case = list(given.case)
+        else:
+            case = [g if g != LOWER else c for g, c in zip(given.case, case)]
     if not options.case:
         case = list(given.case)
     if options.keep_existing or not options.case:
@@ -551,6 +561,18 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
                                                                  abbreviated)))
     return Labelled(given.words, tuple(post), tuple(case), given.pre, tuple(forms),
                     abbreviated, edges)
+
+
+def writes_case(given: Labelled, start: int = 1) -> bool:
+    """Whether a text writes case: a word other than its first (from `start` on) and "I"
+    with a capital (a recogniser's lowercase output, or one that capitalises its first word
+    only, does not)."""
+    return any(case != LOWER and not _is_i(word)
+               for word, case in zip(given.words[start:], given.case[start:]))
+
+
+def _is_i(word: str) -> bool:
+    return word == "i" or word.startswith(("i'", "i’"))
 
 
 def _names_follow(words: Sequence[str], case: Sequence[str], i: int) -> bool:
@@ -613,10 +635,11 @@ def lower_within_sentences(labelled: Labelled, given: Labelled, options: Restore
         if i == 0:
             follows_pause = after_pause
         else:
-            follows_pause = given.post[i - 1] != NULL and i - 1 not in turns \
-                and not ends_sentence(labelled, i - 1, inventory)
+            follows_pause = given.post[i - 1] != NULL and i - 1 not in turns and (
+                not ends_sentence(labelled, i - 1, inventory)
+                or quotes_its_mark(labelled, i - 1))  # '"Stop!" he cried'
         if follows_pause and given.case[i] == LOWER and case[i] == CAP \
-                and word not in capitalised and not (word == "i" or word.startswith(("i'", "i’"))):
+                and word not in capitalised and not _is_i(word):
             case[i] = LOWER
     return replace(labelled, case=tuple(case))
 
@@ -692,6 +715,8 @@ class Stream:
         self._wordless = ""  # tokens without words (":)", "(") fed when nothing was pending
         self._quotes = 0  # straight quotes (") fed so far: an odd count leaves one open
         self._after_pause = False  # the last final word kept a mark that ends no sentence
+        self._cased = False  # the words fed so far write case (`writes_case`)
+        self._fed_words = False
 
     def feed(self, text: str | Sequence[str]) -> list[str]:
         """Add text (or words); return the pieces that are now final."""
@@ -717,6 +742,8 @@ class Stream:
         if len(parsed):
             self._pending.append(parsed)
             self._wordless = ""
+            self._cased = self._cased or writes_case(parsed, start=int(not self._fed_words))
+            self._fed_words = True
         elif wordless := " ".join(wordless_tokens(text, inventory)):
             self._wordless += wordless + " "  # nothing pending: before the next word
         return self._finalise(keep=self.lookahead, closing=False)
@@ -756,7 +783,8 @@ class Stream:
         prediction = self.punctuator.predict(words)
         tail = _slice_prediction(prediction, len(self._context))
         inventory = self.punctuator.inventory
-        labelled = merge_labels(pending, tail, self.options, inventory.abbreviations)
+        labelled = merge_labels(pending, tail, self.options, inventory.abbreviations,
+                                cased=self._cased)
         labelled = lower_within_sentences(labelled, pending, self.options, inventory,
                                           self.punctuator.capitalised,
                                           after_pause=self._after_pause)

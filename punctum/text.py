@@ -1053,11 +1053,28 @@ def ends_sentence(labelled: Labelled, i: int, language: str | Inventory = "en") 
     post = labelled.post[i]
     if post not in inv.sentence_final:
         return False
-    mark = labelled.edges[i].written_mark(post) if labelled.edges[i] else ""
+    if labelled.edges[i] is None:
+        return True
+    if i + 1 < len(labelled) and labelled.case[i + 1] == LOWER and quotes_its_mark(labelled, i):
+        return False  # '"Stop!" he cried': a speech tag goes on after the quote
+    mark = labelled.edges[i].written_mark(post)
     if not mark:
         return True
     mark = _ELLIPSIS.sub("", mark)  # "wait... what": an ellipsis goes on
     return any(c in inv._lookup["final_text"] for c in mark)
+
+
+# quotes that close what a speaker said
+_CLOSING_QUOTES = frozenset('"”’\'»＂')
+
+
+def quotes_its_mark(labelled: Labelled, i: int) -> bool:
+    """Whether word i ends with a question or exclamation mark inside a closing quote
+    ('"Stop!"', '“Why?”'), after which a word in lowercase goes on with the sentence."""
+    edges = labelled.edges[i]
+    return (edges is not None and labelled.post[i] in ("QUESTION", "EXCLAMATION")
+            and edges.after[edges.mark_at:edges.mark_at + 1] in _CLOSING_QUOTES
+            and edges.mark_at < len(edges.after))
 
 
 _ELLIPSIS = re.compile(r"(?:\s?\.){2,}|…")

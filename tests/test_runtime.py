@@ -18,6 +18,7 @@ from punctum.runtime import (
     RestoreOptions,
     lower_within_sentences,
     merge_labels,
+    writes_case,
     written_labels,
 )
 from punctum.text import CAP, LOWER, Labelled, normalize, parse, render
@@ -153,6 +154,32 @@ def test_keep_existing_forces_no_capital_within_a_written_sentence(punctuator):
     assert labelled.case == (CAP, CAP, LOWER, CAP, CAP, LOWER, CAP, CAP, CAP)  # names stay
     default = written_labels(given, capitals, RestoreOptions(), punctuator.inventory)
     assert default.case == (CAP,) * 9
+
+
+def test_keep_existing_keeps_a_speech_tag_after_a_quoted_mark(punctuator):
+    options = RestoreOptions(keep_existing=True)
+    for source in ('"Stop!" he cried and we left.', "“Why?” she asked. We left."):
+        assert punctuator.restore(source, options).startswith(source[:11])  # "he", "she"
+    assert punctuator.restore('"Stop!" He cried.', options) == '"Stop!" He cried.'
+
+
+def test_keep_existing_keeps_the_lowercase_words_of_a_text_that_writes_case(punctuator):
+    options = RestoreOptions(keep_existing=True)
+    given = parse("we saw the theatre actor in new york and John left")
+    prediction = punctuator.predict(given.words)
+    capitals = replace(prediction, case=tuple(CAP for _ in given.words))  # a model's CAPs
+    labelled = written_labels(given, capitals, options, punctuator.inventory)
+    assert labelled.case == given.case  # "John" says the text writes case
+    uncased = parse("we saw the theatre actor in new york and john left")  # ASR output
+    assert written_labels(uncased, capitals, options, punctuator.inventory).case[1:] == \
+        (CAP,) * 10
+    assert not writes_case(parse("We saw it. I left")) and writes_case(parse("we saw It"))
+    words = "We saw John and the theatre actor in new york and we left".split()
+    stream = punctuator.stream(lookahead=2, options=options)
+    pieces = [p for word in words for p in stream.feed(word)] + stream.flush()
+    assert [p.strip(".,?!") for p in pieces] == [  # capitals only where sentences start
+        w.capitalize() if k == 0 or pieces[k - 1][-1] in ".?!" else w
+        for k, w in enumerate(words)]
 
 
 def test_a_stream_keeps_a_lowercase_word_after_a_kept_comma_across_feeds(punctuator):

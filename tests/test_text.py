@@ -28,6 +28,7 @@ from punctum.text import (
     holds_word,
     normalize,
     parse,
+    quotes_its_mark,
     render,
     sentence_spans,
     wordless_tokens,
@@ -224,6 +225,20 @@ def test_marks_are_recorded_as_written_and_canonical_writes_the_labels():
     relabelled = replace(labelled, post=(COMMA,) + labelled.post[1:])  # a new label: its text
     assert render(relabelled).startswith("wait, what?!")
     assert [ends_sentence(labelled, i) for i in range(4)] == [False, True, False, False]
+
+
+@pytest.mark.parametrize("source, ends", [
+    ('"Stop!" he cried. "Why?" She left.', [False, False, True, True, False, True]),
+    ("“Why?” she asked", [False, False, False]),
+    ('"Stop." he said', [True, False, False]),  # a full stop in quotes ends a sentence
+    ("he asked why? she left", [False, False, True, False, False]),  # no quote
+])
+def test_a_lowercase_speech_tag_after_a_quoted_mark_goes_on(source, ends):
+    labelled = parse(source)
+    assert [ends_sentence(labelled, i) for i in range(len(labelled))] == ends
+    assert quotes_its_mark(labelled, 0) == (source[:6] in ('"Stop!', "“Why?”"))
+    if source[:6] in ('"Stop!', "“Why?”"):
+        assert render(labelled, sentence_case=True) == source
 
 
 def test_a_bracket_then_its_mark_and_char_unit_brackets():
