@@ -25,6 +25,7 @@ import numpy as np
 
 from punctum import artifact as artifacts
 from punctum import calibration
+from punctum.filling import MarkCounts, fill_only
 from punctum.pauses import bucketize
 from punctum.text import (
     CAP,
@@ -606,9 +607,14 @@ def written_labels(given: Labelled, prediction: Prediction, options: RestoreOpti
                    sentence_ends: Collection[int] = (),
                    capitalised: frozenset = frozenset()) -> Labelled:
     """A whole text's labels as written: the model's merged with the input's as the options
-    say (`merge_labels`), the text closed with a sentence-final mark (`close_text`, unless
+    say (`merge_labels`; `--keep-existing` adds no marks of a kind the input writes itself,
+    `filling`), the text closed with a sentence-final mark (`close_text`, unless
     options.close_text is off), as are the words of `sentence_ends` (indexes of words a
     speaker's turn follows), and its sentences opened where the language does (¿ ¡)."""
+    if options.keep_existing:  # no marks of a kind the text writes itself
+        final = inventory.sentence_final
+        written = MarkCounts.of(given.post, prediction.post, final).written()
+        prediction = fill_only(prediction, written, final, post_bias)
     labelled = merge_labels(given, prediction, options, inventory.abbreviations)
     labelled = lower_within_sentences(labelled, given, options, inventory, capitalised,
                                       turns=sentence_ends)
@@ -716,6 +722,7 @@ class Stream:
         self._quotes = 0  # straight quotes (") fed so far: an odd count leaves one open
         self._after_pause = False  # the last final word kept a mark that ends no sentence
         self._cased = False  # the words fed so far write case (`writes_case`)
+        self._marks = MarkCounts()  # marks of the final words, given and predicted
         self._fed_words = False
 
     def feed(self, text: str | Sequence[str]) -> list[str]:
@@ -783,6 +790,10 @@ class Stream:
         prediction = self.punctuator.predict(words)
         tail = _slice_prediction(prediction, len(self._context))
         inventory = self.punctuator.inventory
+        if self.options.keep_existing:  # counted over the words fed so far
+            final = inventory.sentence_final
+            counts = self._marks + MarkCounts.of(pending.post, tail.post, final)
+            tail = fill_only(tail, counts.written(), final, self.punctuator.post_bias)
         labelled = merge_labels(pending, tail, self.options, inventory.abbreviations,
                                 cased=self._cased)
         labelled = lower_within_sentences(labelled, pending, self.options, inventory,
@@ -793,6 +804,9 @@ class Stream:
                                   self.punctuator.post_bias,
                                   kept=kept_marks(pending, self.options))
         done = labelled.slice(0, n_final)
+        if self.options.keep_existing:
+            self._marks += MarkCounts.of(pending.post[:n_final], tail.post[:n_final],
+                                         inventory.sentence_final)
         self._after_pause = pending.post[n_final - 1] != NULL and \
             not ends_sentence(done, n_final - 1, inventory)
         rest = pending.slice(n_final)  # waiting words keep only what the input gave them

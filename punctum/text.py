@@ -841,12 +841,12 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
                  space_after: bool = True) -> None:
     inv = builder.inv
     lookup = inv._lookup
-    if piece[0] not in lookup["strip"] and piece[-1] not in lookup["strip"]:
-        builder.add_bare(piece)  # a bare word (most ASR output): nothing to strip
-        return
     if (piece[0] in ":;=" and space_before and space_after  # a whole token: ":D", ":-P"
             and _emoticon_token(piece, lookup["word_char"])):
         _parse_wordless(piece, builder, space_before, space_after)
+        return
+    if piece[0] not in lookup["strip"] and piece[-1] not in lookup["strip"]:
+        builder.add_bare(piece)  # a bare word (most ASR output): nothing to strip
         return
     joined = _joined_emoticon(piece, builder) if any(c in piece for c in ":;=") else None
     if joined is not None:  # "tomorrow:)": the word, then the emoticon as written after it
@@ -869,10 +869,19 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     post, mark, _, _ = _trail(piece[:start], lookup)
     builder.add_orphan_marks(NULL, post, mark, not space_before)  # "a ,b", "时间：2020年"
     pre = _edge_marks(piece[:start], lookup, "pre")
-    abbreviated = piece[end:end + 1] == "." and _is_abbreviation(piece[start:end], inv)
+    abbreviated = piece[end:end + 1] == "." and (_is_abbreviation(piece[start:end], inv)
+                                                  or _period_before_mark(piece[end:], lookup))
     post, mark, after, mark_at = _trail(piece[end + abbreviated:], lookup)
     before = "".join(c for c in piece[:start] if c in kept)
     builder.add_word(piece[start:end], pre, post, abbreviated, before, after, mark_at, mark)
+
+
+def _period_before_mark(trail: str, lookup: dict) -> bool:
+    """Whether a word's trail is a period, closing quotes or brackets and another mark
+    ('.",', '.);'): an abbreviation's period ("Rd.",), since no mark follows a full stop."""
+    closing = len(trail) - 1 - len(trail[1:].lstrip("".join(lookup["kept"])))
+    mark = trail[1 + closing:2 + closing]
+    return closing > 0 and mark != "." and mark in lookup["post"]
 
 
 def parse(text: str, language: str | Inventory = "en", *,

@@ -1,0 +1,102 @@
+"""`--keep-existing` fills in only the kinds of mark a text leaves to the model."""
+
+import doctest
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from punctum import filling
+from punctum.filling import MarkCounts, fill_only
+from punctum.runtime import Prediction, Punctuator, RestoreOptions, written_labels
+from punctum.text import LOWER, NULL, parse
+
+FINAL = frozenset({"PERIOD", "QUESTION", "EXCLAMATION"})
+LABELS = ("O", "COMMA", "PERIOD", "QUESTION")
+KEEP = RestoreOptions(keep_existing=True)
+
+
+def _prediction(probs: list[list[float]]) -> Prediction:
+    """A prediction over len(probs) words with these mark probabilities (LABELS order)."""
+    post_probs = np.array(probs, dtype=np.float32)
+    n = len(probs)
+    return Prediction(tuple(f"w{i}" for i in range(n)),
+                      tuple(LABELS[k] for k in post_probs.argmax(-1)), (LOWER,) * n,
+                      post_probs, np.ones((n, 1), np.float32), LABELS, (LOWER,))
+
+
+@pytest.mark.parametrize("given, model, written", [
+    ((NULL,) * 4, ("COMMA", "PERIOD", NULL, "PERIOD"), frozenset()),  # a recogniser's
+    ((NULL, "PERIOD", NULL, "PERIOD"), ("COMMA", "PERIOD", NULL, "PERIOD"), {True}),
+    (("COMMA", NULL, NULL, "PERIOD"), ("COMMA", "PERIOD", NULL, "PERIOD"), {True, False}),
+    (("COMMA",) + (NULL,) * 9, ("COMMA",) * 10, frozenset()),  # a stray comma: fill in
+])
+def test_a_kind_counts_as_written_from_half_the_models_count(given, model, written):
+    assert MarkCounts.of(given, model, FINAL).written() == written
+
+
+def test_counts_add_up_across_a_streams_feeds():
+    first = MarkCounts.of(("COMMA", NULL), ("COMMA", "COMMA"), FINAL)
+    second = MarkCounts.of((NULL, NULL), ("PERIOD", "COMMA"), FINAL)
+    assert (first + second) == MarkCounts(given=(0, 1), model=(1, 3))
+
+
+def test_a_written_kind_gives_way_to_the_next_most_probable_mark():
+    prediction = _prediction([[0.1, 0.3, 0.6, 0.0],   # PERIOD, then COMMA
+                              [0.5, 0.1, 0.4, 0.0],   # O
+                              [0.2, 0.1, 0.3, 0.4]])  # QUESTION, then PERIOD, then O
+    assert fill_only(prediction, frozenset({True}), FINAL).post == ("COMMA", NULL, NULL)
+    assert fill_only(prediction, frozenset({False}), FINAL).post == \
+        ("PERIOD", NULL, "QUESTION")
+    assert fill_only(prediction, frozenset({True, False}), FINAL).post == (NULL,) * 3
+    assert fill_only(prediction, frozenset(), FINAL) is prediction
+    bias = np.array([0.0, -3.0, 0.0, 0.0])  # decision biases still apply
+    assert fill_only(prediction, frozenset({True}), FINAL, bias).post[0] == NULL
+
+
+@pytest.fixture(scope="module")
+def punctuator(tiny_artifact):
+    return Punctuator.load(tiny_artifact, threads=1)
+
+
+FINISHED = ("We like the house, and my friend visits New York. Do you see the car? "
+            "Our teacher wants a boat, and they remember the garden.")
+
+
+def test_a_finished_text_gets_no_new_marks(punctuator):
+    assert punctuator.restore(FINISHED, KEEP) == FINISHED
+    given = parse(FINISHED)
+    post = list(given.post)
+    post[1] = post[5] = "COMMA"  # a model that would add two commas and a full stop
+    post[3] = "PERIOD"
+    more = replace(punctuator.predict(given.words), post=tuple(post))
+    assert written_labels(given, more, KEEP, punctuator.inventory).post == given.post
+
+
+def test_only_the_kinds_the_text_leaves_out_are_filled_in(punctuator):
+    given = parse("we like the house. my friend visits new york. do you see the car?")
+    post = list(given.post)
+    post[1] = post[5] = "COMMA"  # commas the text has none of: filled in
+    post[2] = "PERIOD"  # a full stop where the text, which writes them, has none: not
+    more = replace(punctuator.predict(given.words), post=tuple(post))
+    labelled = written_labels(given, more, KEEP, punctuator.inventory)
+    assert labelled.post[1] == labelled.post[5] == "COMMA"
+    assert labelled.post[2] in (NULL, "COMMA")
+    assert [p for p in labelled.post if p in FINAL] == [p for p in given.post if p in FINAL]
+
+
+def test_a_stream_fills_in_as_a_whole_restore_does(punctuator):
+    stream = punctuator.stream(lookahead=3, options=KEEP)
+    pieces = [p for word in FINISHED.split() for p in stream.feed(word)] + stream.flush()
+    assert " ".join(pieces) == FINISHED
+
+
+def test_the_module_example_runs():
+    assert doctest.testmod(filling).failed == 0
+
+
+def test_an_abbreviations_period_before_a_quote_and_a_mark_keeps_both():
+    labelled = parse('on "Pitt Rd.", then (see Fig.); and')
+    assert labelled.abbreviated == (False, False, True, False, False, True, False)
+    assert labelled.post == (NULL, NULL, "COMMA", NULL, NULL, "PERIOD", NULL)
+    assert parse('he said "stop." then').abbreviated[2] is False
