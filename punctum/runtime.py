@@ -152,10 +152,12 @@ class Restored:
         """JSON-ready: the text and, per word, the mark and case it shows there, with the
         model's probability of each; `model_mark` / `model_case` appear where the model's
         own top label differs (a closing mark, a capitalised sentence start, kept input),
-        `abbreviated` where the word is written with an abbreviation's period (Mr., U.S.), and
-        `before` / `after` where quotes, brackets or tokens without words (":)") are written
-        before or after it (its mark goes after the quotes and brackets that close it, unless
-        the input wrote it inside them)."""
+        `abbreviated` where the word is written with an abbreviation's period (Mr., U.S.),
+        `written_mark` where its mark is written otherwise than the label's own text (kept
+        by --keep-existing: ";" for PERIOD, "..." , "?!"), and `before` / `after` where
+        quotes, brackets or tokens without words (":)") are written before or after it (its
+        mark goes after the quotes and brackets that close it, unless the input wrote it
+        inside them)."""
         p = self.prediction
         post_index = {label: i for i, label in enumerate(p.post_labels)}
         case_index = {label: i for i, label in enumerate(p.case_labels)}
@@ -172,7 +174,8 @@ class Restored:
             if self.labelled.abbreviated[i]:  # written with its period: "Mr.", "U.S."
                 entry["abbreviated"] = True
             if edges := self.labelled.edges[i]:  # quotes, brackets, tokens such as ":)"
-                entry |= {k: v for k, v in (("before", edges.before), ("after", edges.after))
+                entry |= {k: v for k, v in (("written_mark", edges.written_mark(mark)),
+                                            ("before", edges.before), ("after", edges.after))
                           if v}
             words.append(entry)
         return {"text": self.text, "words": words}
@@ -790,11 +793,12 @@ class Stream:
         prediction = self.punctuator.predict(words)
         tail = _slice_prediction(prediction, len(self._context))
         inventory = self.punctuator.inventory
+        filled = tail
         if self.options.keep_existing:  # counted over the words fed so far
             final = inventory.sentence_final
             counts = self._marks + MarkCounts.of(pending.post, tail.post, final)
-            tail = fill_only(tail, counts.written(), final, self.punctuator.post_bias)
-        labelled = merge_labels(pending, tail, self.options, inventory.abbreviations,
+            filled = fill_only(tail, counts.written(), final, self.punctuator.post_bias)
+        labelled = merge_labels(pending, filled, self.options, inventory.abbreviations,
                                 cased=self._cased)
         labelled = lower_within_sentences(labelled, pending, self.options, inventory,
                                           self.punctuator.capitalised,

@@ -108,6 +108,11 @@ def test_json_words_name_their_quotes_and_brackets(punctuator):
     assert words["yes"]["before"] == "( " and words["yes"]["after"] == " )"
     assert words["we"]["before"] == '"' and "after" not in words["we"]
     assert words["go"]["after"] == '"' and "before" not in words["go"]
+    kept = punctuator.restore_detailed(["we came; we saw"], RestoreOptions(keep_existing=True))
+    came = kept[0].to_dict()["words"][1]
+    assert (came["mark"], came["written_mark"]) == ("PERIOD", ";")
+    assert "written_mark" not in punctuator.restore_detailed(["we came; we saw"])[0] \
+        .to_dict()["words"][1]  # the default restore writes the label's own mark
 
 
 def test_restoring_twice_gives_the_same_text(punctuator):
