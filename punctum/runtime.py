@@ -34,6 +34,7 @@ from punctum.text import (
     NULL,
     UPPER,
     Labelled,
+    count_open_brackets,
     count_straight_quotes,
     ends_sentence,
     holds_word,
@@ -53,6 +54,7 @@ from punctum.tokenizer import SubwordTokenizer
 from punctum.windows import WindowConfig, plan_word_windows, stitch
 
 log = logging.getLogger(__name__)
+_DEEP = 1 << 20  # a bracket depth no text closes: count_open_brackets without its floor
 
 # Padded subwords per ONNX Runtime call at most (8 windows of 200, 4 of 400, start and end
 # tokens included): bounds the runtime's working memory whatever the window size
@@ -568,10 +570,10 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
 
 
 def writes_case(given: Labelled, start: int = 1) -> bool:
-    """Whether a text writes case: a word other than its first (from `start` on) and "I"
-    with a capital (a recogniser's lowercase output, or one that capitalises its first word
-    only, does not)."""
-    return any(case != LOWER and not _is_i(word)
+    """Whether a text writes case: a Capitalised word other than its first (from `start`
+    on) and "I" (a recogniser's lowercase output does not, nor one that capitalises its
+    first word only or writes "OK", "10AM", "iPhone")."""
+    return any(case == CAP and not _is_i(word)
                for word, case in zip(given.words[start:], given.case[start:]))
 
 
@@ -726,7 +728,9 @@ class Stream:
         self._after_pause = False  # the last final word kept a mark that ends no sentence
         self._cased = False  # the words fed so far write case (`writes_case`)
         self._marks = MarkCounts()  # marks of the final words, given and predicted
-        self._fed_words = False
+        self._words_fed = 0
+        self._quoted_end = False  # the last final word ends in a quoted ! or ?
+        self._brackets = 0  # brackets open after the text fed so far
 
     def feed(self, text: str | Sequence[str]) -> list[str]:
         """Add text (or words); return the pieces that are now final."""
@@ -743,17 +747,21 @@ class Stream:
             text = " ".join(text)
         stripped = text.lstrip()
         again = self._wordless  # text fed before, parsed again with this feed
-        if self._pending and stripped and not stripped[0].isalnum():
+        took_word = bool(self._pending and stripped and not stripped[0].isalnum())
+        if took_word:
             again = self._take_last_word() + " "  # what follows it: ", world", ")"
         open_quote = (self._quotes - count_straight_quotes(again)) % 2 == 1  # before `again`
         self._quotes += count_straight_quotes(text)
         inventory = self.punctuator.inventory
-        parsed = parse(again + text, inventory, open_quote=open_quote)
+        opened = max(self._brackets - (count_open_brackets(again, _DEEP, inventory) - _DEEP), 0)
+        self._brackets = count_open_brackets(again + text, opened, inventory)
+        parsed = parse(again + text, inventory, open_quote=open_quote, open_brackets=opened)
         if len(parsed):
             self._pending.append(parsed)
             self._wordless = ""
-            self._cased = self._cased or writes_case(parsed, start=int(not self._fed_words))
-            self._fed_words = True
+            first = self._words_fed - took_word == 0  # the stream's first word opens `parsed`
+            self._cased = self._cased or writes_case(parsed, start=int(first))
+            self._words_fed += len(parsed) - took_word
         elif wordless := " ".join(wordless_tokens(text, inventory)):
             self._wordless += wordless + " "  # nothing pending: before the next word
         return self._finalise(keep=self.lookahead, closing=False)
@@ -811,8 +819,9 @@ class Stream:
         if self.options.keep_existing:
             self._marks += MarkCounts.of(pending.post[:n_final], tail.post[:n_final],
                                          inventory.sentence_final)
-        self._after_pause = pending.post[n_final - 1] != NULL and \
+        self._after_pause = pending.post[n_final - 1] != NULL and (
             not ends_sentence(done, n_final - 1, inventory)
+            or quotes_its_mark(done, n_final - 1))  # '"Stop!" he cried'
         rest = pending.slice(n_final)  # waiting words keep only what the input gave them
         result = self._render(done, _slice_prediction(tail, 0, n_final))
         self._pending = [rest] if len(rest) else []
@@ -822,12 +831,13 @@ class Stream:
     def _render(self, labelled: Labelled, prediction: Prediction) -> Restored:
         inventory = self.punctuator.inventory
         sentence_case = self.options.sentence_case and self.options.case
+        start = self._sentence_start and not (self._quoted_end and labelled.case[0] == LOWER)
         text = render(labelled, inventory, lexicon=self.punctuator.artifact.lexicon,
-                      sentence_case=sentence_case, sentence_start=self._sentence_start)
+                      sentence_case=sentence_case, sentence_start=start)
         cases = written_cases(labelled, inventory, sentence_case=sentence_case,
-                              sentence_start=self._sentence_start,
-                              lexicon=self.punctuator.artifact.lexicon)
+                              sentence_start=start, lexicon=self.punctuator.artifact.lexicon)
         self._sentence_start = ends_sentence(labelled, len(labelled) - 1, inventory)
+        self._quoted_end = quotes_its_mark(labelled, len(labelled) - 1)  # '"Stop!" he'
         return Restored(text, labelled, prediction, cases)
 
 

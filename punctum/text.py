@@ -573,6 +573,7 @@ class _Builder:
     tail: list = field(default_factory=list)  # (token, closes) after the last word
     straight_quotes: int = 0  # '"' seen so far: a lone one opens when the count is even
     single_open: int = 0  # words left in a single quote a word opened ('the), not closed
+    brackets: int = 0  # brackets open so far (`count_open_brackets`)
 
     def add_word(self, written: str, pre: str, post: str, abbreviated: bool = False,
                  before: str = "", after: str = "", mark_at: int = 0, mark: str = "") -> None:
@@ -698,17 +699,10 @@ class _Builder:
         """An emoticon joined to the last word ("tomorrow:)"): a new mark goes after it."""
         self.tail.append((emoticon, True))
 
-    def bracket_open(self, opening: str, prefix: str) -> bool:
-        """Whether an `opening` bracket is open at the end of `prefix` (the start of the
-        piece being parsed), counted over it, what waits for it and the last words."""
-        closing = {"(": ")", "[": "]", "{": "}"}[opening]
-        depth = 0
-        for edges in self.edges[-_SINGLE_QUOTE_WORDS:]:
-            if edges:
-                depth = max(depth + edges.before.count(opening)
-                            - edges.after.count(closing), 0)
-        waiting = "".join(self.pending_before) + prefix
-        return depth + waiting.count(opening) - waiting.count(closing) > 0
+    def bracket_open(self, prefix: str) -> bool:
+        """Whether a bracket is open at the end of `prefix` (the start of the piece being
+        parsed): `brackets` so far and those `prefix` opens and closes."""
+        return self.brackets + _bracket_delta(prefix) > 0
 
     def _pend(self, text: str, space_before: bool) -> None:
         if not self.pending_before:
@@ -788,8 +782,32 @@ def _trail(chars: str, lookup: dict) -> tuple[str, str, str, int]:
 # ASCII emoticons, kept whole: :) ;-( =] :-(( and, where no word character follows, :D :-P
 # :/ :O ;* (a token that starts with one; marks after it are labels: ":D!")
 _EMOTICON = re.compile(r"[:;=][-'^]?(?:[()\[\]{}]+|[DPpOo3Xx/\\|*](?![\w/\\]))")
-# a bracket emoticon joined to the end of a word ("tomorrow:)", "it!;-(")
-_JOINED_EMOTICON = re.compile(r"(?<=[^\W_]|[.!?,])[:;=][-'^]?[()\[\]{}]+(?=[.,!?;…]*$)")
+# a bracket emoticon joined to the end of a word ("tomorrow:)", "it!;-("), its brackets
+# facing one way (not "x={}")
+_JOINED_EMOTICON = re.compile(
+    r"(?<=[^\W_]|[.!?,])[:;=][-'^]?(?:[)\]}]+|[(\[{]+)(?=[.,!?;…]*$)")
+_OPENING, _CLOSING = "([{", ")]}"
+_MARKS_BEFORE_EMOTICON = ".,!?…"  # "great ?:)": marks of the word before
+_ANY_BRACKET = re.compile(r"[()\[\]{}]")
+
+
+def _bracket_delta(text: str) -> int:
+    """Brackets a text opens less those it closes."""
+    return sum(text.count(c) for c in _OPENING) - sum(text.count(c) for c in _CLOSING)
+
+
+def count_open_brackets(text: str, depth: int = 0, language: str | Inventory = "en") -> int:
+    """The brackets open after `text` when `depth` were open before it, as `parse` counts
+    them (emoticons aside): what a stream passes to the next feed's `parse`."""
+    if not _ANY_BRACKET.search(text):
+        return depth
+    word_char = get_inventory(language)._lookup["word_char"]
+    for token in whitespace_tokens(text):
+        if not _ANY_BRACKET.search(token) or _emoticon_token(token, word_char):
+            continue
+        joined = _joined_match(token, depth, word_char)
+        depth = max(depth + _bracket_delta(token[:joined.start()] if joined else token), 0)
+    return depth
 
 
 def _emoticon_token(token: str, word_char: re.Pattern) -> bool:
@@ -798,15 +816,14 @@ def _emoticon_token(token: str, word_char: re.Pattern) -> bool:
     return emoticon is not None and not word_char.search(token, emoticon.end())
 
 
-def _joined_emoticon(piece: str, builder: _Builder) -> re.Match | None:
+def _joined_match(piece: str, depth: int, word_char: re.Pattern) -> re.Match | None:
     """An emoticon joined to the end of a word, maybe before marks ("tomorrow:)",
-    "tomorrow:)."), or None; one that ends with a closing bracket is that bracket's
-    ("(see below:)") while one is open."""
+    "tomorrow:)."), or None; one that closes a bracket is that bracket's ("(see below:)")
+    while one is open (`depth`: brackets open before the piece)."""
     joined = _JOINED_EMOTICON.search(piece)
-    if joined is None:
+    if joined is None or not word_char.search(piece, 0, joined.start()):
         return None
-    closes = {")": "(", "]": "[", "}": "{"}.get(joined.group()[-1])
-    if closes and builder.bracket_open(closes, piece[:joined.start()]):
+    if joined.group()[-1] in _CLOSING and depth + _bracket_delta(piece[:joined.start()]) > 0:
         return None
     return joined
 
@@ -818,22 +835,43 @@ def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
     (").", '”。」'); a piece that opens something ("(", "(-)") is kept as written up to its
     last quote or bracket, as is an emoticon (":)", then its marks: ":)!")."""
     lookup = builder.inv._lookup
-    emoticon = _EMOTICON.match(piece)
-    if emoticon:
-        first, last = 0, emoticon.end()
-    else:
-        first = next(i for i, c in enumerate(piece) if c in lookup["kept"])
-        if first:
-            post, mark, _, _ = _trail(piece[:first], lookup)
+    lead = len(piece) - len(piece.lstrip(_MARKS_BEFORE_EMOTICON))
+    emoticon = _EMOTICON.match(piece, lead)
+    if emoticon:  # "?:)": the word before's mark, then the emoticon
+        if lead:
+            post, mark, _, _ = _trail(piece[:lead], lookup)
             builder.add_orphan_marks(NULL, post, mark, not space_before)
-        if not builder.opens(piece[first:]):
-            builder.add_closing(piece[first:], space_before and not first)
-            return
-        last = max(i for i, c in enumerate(piece) if c in lookup["kept"]) + 1
+        _parse_emoticon(piece[lead:], emoticon.end() - lead, builder, space_before,
+                        space_after)
+        return
+    first = next(i for i, c in enumerate(piece) if c in lookup["kept"])
+    if first:
+        post, mark, _, _ = _trail(piece[:first], lookup)
+        builder.add_orphan_marks(NULL, post, mark, not space_before)
+    if not builder.opens(piece[first:]):
+        builder.add_closing(piece[first:], space_before and not first)
+        return
+    last = max(i for i, c in enumerate(piece) if c in lookup["kept"]) + 1
     builder.add_orphan_token(piece[first:last], space_before and not first,
                              space_after and last == len(piece))
     if last < len(piece):
         post, mark, _, _ = _trail(piece[last:], lookup)
+        builder.add_orphan_marks(NULL, post, mark, True)
+
+
+def _parse_emoticon(piece: str, end: int, builder: _Builder, space_before: bool,
+                    space_after: bool) -> None:
+    """An emoticon (piece[:end]) kept whole, then what follows it: quotes or brackets
+    (":D)", ':P"') as written, marks as labels (":)!")."""
+    lookup = builder.inv._lookup
+    rest = piece[end:]
+    kept_after = any(c in lookup["kept"] for c in rest)
+    builder.add_orphan_token(piece[:end], space_before,
+                             not kept_after and (space_after or bool(rest)))
+    if kept_after:
+        _parse_wordless(rest, builder, False, space_after)
+    elif rest:
+        post, mark, _, _ = _trail(rest, lookup)
         builder.add_orphan_marks(NULL, post, mark, True)
 
 
@@ -848,13 +886,15 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     if piece[0] not in lookup["strip"] and piece[-1] not in lookup["strip"]:
         builder.add_bare(piece)  # a bare word (most ASR output): nothing to strip
         return
-    joined = _joined_emoticon(piece, builder) if any(c in piece for c in ":;=") else None
+    joined = _joined_match(piece, builder.brackets, lookup["word_char"]) \
+        if any(c in piece for c in ":;=") else None
     if joined is not None:  # "tomorrow:)": the word, then the emoticon as written after it
         _parse_piece(piece[:joined.start()], builder, space_before, False)
         builder.add_joined(joined.group())
         post, mark, _, _ = _trail(piece[joined.end():], lookup)
         builder.add_orphan_marks(NULL, post, mark, True)
         return
+    builder.brackets = max(builder.brackets + _bracket_delta(piece), 0)
     start, end = _core_bounds(piece, lookup)
     kept = lookup["kept"]
     if start == end:
@@ -885,7 +925,7 @@ def _period_before_mark(trail: str, lookup: dict) -> bool:
 
 
 def parse(text: str, language: str | Inventory = "en", *,
-          open_quote: bool = False) -> Labelled:
+          open_quote: bool = False, open_brackets: int = 0) -> Labelled:
     """Parse cased, punctuated text into normalised words and their labels.
 
     Args:
@@ -893,6 +933,8 @@ def parse(text: str, language: str | Inventory = "en", *,
         language: an inventory name or an Inventory.
         open_quote: whether a straight quote (") is open before the text (earlier text of a
             stream): a lone one then closes (its word's mark goes before it) rather than opens.
+        open_brackets: brackets open before the text (`count_open_brackets` of a stream's
+            earlier text): "below:)" then closes one rather than ends in an emoticon.
 
     Returns:
         Labelled with one entry per word; words are lowercased with marks stripped from
@@ -902,7 +944,7 @@ def parse(text: str, language: str | Inventory = "en", *,
     if not isinstance(text, str):
         raise TypeError(f"parse expects str, got {type(text).__name__}")
     inv = get_inventory(language)
-    builder = _Builder(inv, straight_quotes=int(open_quote))
+    builder = _Builder(inv, straight_quotes=int(open_quote), brackets=open_brackets)
     if inv.word_unit == "word":
         for token in whitespace_tokens(text):
             _parse_piece(token, builder)
@@ -941,10 +983,10 @@ def separator(previous: str, word: str, inv: Inventory) -> str:
 
 
 def _joins(char: str, inv: Inventory) -> bool:
-    """Whether a character is written without spaces beside it: CJK, or a wide quote or
-    bracket ("“", "）"; not "]")."""
+    """Whether a character is written without spaces beside it: CJK, or a full-width
+    quote or bracket ("「", "）"; not "]" or "“", which Latin text uses too)."""
     return bool(char) and (_is_cjk(char) or (char in inv._lookup["kept"]
-                                             and unicodedata.east_asian_width(char) in "WFA"))
+                                             and unicodedata.east_asian_width(char) in "WF"))
 
 
 def render(
@@ -987,20 +1029,21 @@ def render(
             written = _with_edges(written, edges, labelled.post[i], labelled.abbreviated[i],
                                   inv)
         if parts:
-            parts.append(_space_between(labelled.words[i - 1], parts[-1], word, written, inv))
+            parts.append(_space_between(labelled.words[i - 1], parts[-1],
+                                        labelled.edges[i - 1], word, edges, inv))
         parts.append(written)
     return "".join(parts)
 
 
-def _space_between(previous: str, previous_written: str, word: str, written: str,
-                   inv: Inventory) -> str:
+def _space_between(previous: str, previous_written: str, previous_edges: Edges | None,
+                   word: str, edges: Edges | None, inv: Inventory) -> str:
     """`separator` for words as `render` writes them: a quote or bracket written at their
     edges stands beside the other word ("𠀀] 0"), marks do not ("价格:100元")."""
     if inv.word_unit == "word":
         return " "
-    kept = inv._lookup["kept"]
-    last = previous_written[-1:] if previous_written[-1:] in kept else previous[-1:]
-    first = written[:1] if written[:1] in kept else word[:1]
+    after = previous_edges.after if previous_edges else ""
+    last = after[-1] if after and previous_written.endswith(after) else previous[-1:]
+    first = edges.before[0] if edges and edges.before else word[:1]
     return separator(last, first, inv)
 
 

@@ -89,6 +89,26 @@ def test_emoticons_stay_whole_in_restores_and_streams(punctuator):
     assert punctuator.restore(":D") == ":D"
 
 
+@pytest.mark.parametrize("source, keep", [
+    ("(see below:) and more", False),  # the bracket opened in an earlier feed closes
+    ("[see below:] ok", True),
+    ('We "went" to paris and london', True),  # the first word, parsed again, is no capital
+    ("Hello , we went to paris and london", True),
+    ('"Stop!" he cried and we left.', True),  # a speech tag across finalisations
+    ('he said "no!" and left', True),
+])
+def test_a_stream_fed_word_by_word_reads_as_the_whole_text(punctuator, source, keep):
+    options = RestoreOptions(keep_existing=keep)
+    whole = punctuator.restore(source, options)
+    for lookahead in (2, 4):
+        stream = punctuator.stream(lookahead=lookahead, options=options)
+        pieces = [p for word in source.split() for p in stream.feed(word)] + stream.flush()
+        written = " ".join(pieces)
+        assert [w for w in written.split() if not w[0].isalpha()] == \
+            [w for w in whole.split() if not w[0].isalpha()]  # brackets, quotes, emoticons
+        assert [w[:1] for w in written.split()] == [w[:1] for w in whole.split()]  # case
+
+
 def test_stream_keeps_tokens_without_words(punctuator):
     for lookahead in (0, 3):
         stream = punctuator.stream(lookahead=lookahead)

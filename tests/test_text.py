@@ -23,6 +23,7 @@ from punctum.text import (
     build_casing_lexicon,
     canonical,
     case_of,
+    count_open_brackets,
     ends_sentence,
     get_inventory,
     holds_word,
@@ -314,6 +315,41 @@ def test_an_emoticon_joined_to_a_word_stays_whole(source, written):
     assert parse(render(labelled)) == labelled
 
 
+@pytest.mark.parametrize("source, kept", [
+    ("?:-)", ":-)"),  # a mark, then an emoticon, and no word (was an IndexError)
+    (",:)", ":)"),
+    ("we go :) ?:) ok", ":):)"),
+    ("(that was fun :D) ok", "(:D)"),
+    ('he said "wow :D" and left', '":D"'),
+    ("ok :D) fine", ":D)"),
+    (":-P\" and he", ':-P"'),
+])
+def test_what_stands_around_an_emoticon_is_kept(source, kept):
+    labelled = parse(source)
+    rendered = render(labelled.without_written_marks()) if len(labelled) else \
+        " ".join(wordless_tokens(source))  # as restore writes a text without words
+    assert "".join(c for c in rendered if c in ':;-()DP"') == kept
+    assert parse(render(labelled)) == labelled
+
+
+def test_an_emoticon_keeps_the_space_after_it_where_its_marks_go():
+    assert render(parse(":D! see you")) == ":D see you"  # not ":Dsee"
+
+
+@pytest.mark.parametrize("source", ["set x={} now", "arr=[] ok", "f x=() y"])
+def test_brackets_that_open_and_close_are_no_emoticon(source):
+    assert render(parse(source)) == source  # "x={}" stays; a mark would go after it
+
+
+def test_open_brackets_are_counted_as_parse_counts_them():
+    assert count_open_brackets("(see below") == 1
+    assert count_open_brackets("below:) and more", 1) == 0  # closes the bracket
+    assert count_open_brackets("tomorrow:) ok") == 0  # an emoticon closes nothing
+    assert count_open_brackets("a :( b") == 0 and count_open_brackets("x ) y") == 0
+    far = "(see " + "a " * 20 + "p:) ok"  # a long bracket is still open
+    assert parse(far).edges[-2].after == ")"
+
+
 @pytest.mark.parametrize("source", ["(see below:) and", "see (the list below:) ok"])
 def test_a_bracket_that_closes_an_open_one_is_no_emoticon(source):
     below = parse(source).edges[source.split().index("below:)")]
@@ -346,6 +382,12 @@ def test_ascii_marks_end_sentences_in_chinese():
 def test_char_unit_marks_and_spaces_round_trip(source, language):
     assert render(parse(source, language), language) == source
     assert canonical(canonical(source, language), language) == canonical(source, language)
+
+
+@pytest.mark.parametrize("source", ["𠀀] 0", "say “hello world” ok", "iPhone “Pro” max",
+                                    "the dogs’ bones", "I like ’90s music", "他说“走吧”我们"])
+def test_char_unit_spaces_beside_latin_quotes_and_brackets_stay(source):
+    assert render(parse(source, "zh"), "zh") == source
 
 
 def test_an_abbreviation_in_quotes_takes_its_full_stop_after_them():
