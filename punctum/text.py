@@ -810,10 +810,21 @@ def count_open_brackets(text: str, depth: int = 0, language: str | Inventory = "
     return depth
 
 
+# a recogniser's tag for what is no word, a token of its own: "<unk>", "<NOISE>",
+# "<spoken_noise>", "</s>" (marks after it are the word before's: "<unk>.")
+_TAG = re.compile(r"</?[A-Za-z][\w-]{0,31}>")
+
+
 def _emoticon_token(token: str, word_char: re.Pattern) -> bool:
-    """Whether a token is an emoticon, maybe with marks after it (":)", ":D!", ":-P")."""
-    emoticon = _EMOTICON.match(token)
-    return emoticon is not None and not word_char.search(token, emoticon.end())
+    """Whether a token is an emoticon or a tag, maybe with marks after it (":)", ":D!",
+    ":-P", "<unk>.")."""
+    symbol = _symbol_match(token)
+    return symbol is not None and not word_char.search(token, symbol.end())
+
+
+def _symbol_match(token: str) -> re.Match | None:
+    """An emoticon or a recogniser's tag at the start of a token."""
+    return _TAG.match(token) if token[:1] == "<" else _EMOTICON.match(token)
 
 
 def _joined_match(piece: str, depth: int, word_char: re.Pattern) -> re.Match | None:
@@ -836,13 +847,12 @@ def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
     last quote or bracket, as is an emoticon (":)", then its marks: ":)!")."""
     lookup = builder.inv._lookup
     lead = len(piece) - len(piece.lstrip(_MARKS_BEFORE_EMOTICON))
-    emoticon = _EMOTICON.match(piece, lead)
+    emoticon = _symbol_match(piece[lead:])
     if emoticon:  # "?:)": the word before's mark, then the emoticon
         if lead:
             post, mark, _, _ = _trail(piece[:lead], lookup)
             builder.add_orphan_marks(NULL, post, mark, not space_before)
-        _parse_emoticon(piece[lead:], emoticon.end() - lead, builder, space_before,
-                        space_after)
+        _parse_emoticon(piece[lead:], emoticon.end(), builder, space_before, space_after)
         return
     first = next(i for i, c in enumerate(piece) if c in lookup["kept"])
     if first:
@@ -879,7 +889,7 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
                  space_after: bool = True) -> None:
     inv = builder.inv
     lookup = inv._lookup
-    if (piece[0] in ":;=" and space_before and space_after  # a whole token: ":D", ":-P"
+    if (piece[0] in ":;=<" and space_before and space_after  # a whole token: ":D", "<unk>"
             and _emoticon_token(piece, lookup["word_char"])):
         _parse_wordless(piece, builder, space_before, space_after)
         return

@@ -89,6 +89,15 @@ def test_emoticons_stay_whole_in_restores_and_streams(punctuator):
     assert punctuator.restore(":D") == ":D"
 
 
+def test_a_recognisers_tags_are_written_as_they_came(punctuator):
+    source = "<unk> we visit new york <NOISE> do you like the house"
+    restored = punctuator.restore(source)  # not "<Unk>", and no word for the model
+    assert restored.startswith("<unk> ") and " <NOISE> " in restored
+    stream = punctuator.stream(lookahead=2)
+    pieces = [p for word in source.split() for p in stream.feed(word)] + stream.flush()
+    assert " ".join(pieces).startswith("<unk> ") and " <NOISE> " in " ".join(pieces)
+
+
 @pytest.mark.parametrize("source, keep", [
     ("(see below:) and more", False),  # the bracket opened in an earlier feed closes
     ("[see below:] ok", True),

@@ -332,6 +332,18 @@ def test_what_stands_around_an_emoticon_is_kept(source, kept):
     assert parse(render(labelled)) == labelled
 
 
+@pytest.mark.parametrize("source, words", [
+    ("<unk> the meeting is at <UNK>. noon", ("the", "meeting", "is", "at", "noon")),
+    ("i said <spoken_noise> hello </s>", ("i", "said", "hello")),
+    ("if a <b then c", ("if", "a", "<b", "then", "c")),  # no tag: a word
+])
+def test_a_recognisers_tags_are_no_words_and_stay_as_written(source, words):
+    labelled = parse(source)
+    assert labelled.words == words
+    assert render(labelled) == source
+    assert not holds_word("<unk>") and wordless_tokens("a <unk> b") == ["<unk>"]
+
+
 def test_an_emoticon_keeps_the_space_after_it_where_its_marks_go():
     assert render(parse(":D! see you")) == ":D see you"  # not ":Dsee"
 
