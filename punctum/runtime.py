@@ -724,6 +724,7 @@ class Stream:
         self._context: tuple[str, ...] = ()
         self._sentence_start = True
         self._wordless = ""  # tokens without words (":)", "(") fed when nothing was pending
+        self._deferred = ""  # feeds without words since the last one with words
         self._quotes = 0  # straight quotes (") fed so far: an odd count leaves one open
         self._after_pause = False  # the last final word kept a mark that ends no sentence
         self._cased = False  # the words fed so far write case (`writes_case`)
@@ -745,6 +746,14 @@ class Stream:
         """Like `feed`: the words now final as one typed result, None when there are none."""
         if not isinstance(text, str):
             text = " ".join(text)
+        inventory = self.punctuator.inventory
+        if not any(holds_word(token, inventory) for token in whitespace_tokens(text)):
+            self._deferred += text + " "  # no word: nothing can become final; read with the
+            return None  # next words once (feeding thousands of ":)" alone stays linear)
+        text, self._deferred = self._deferred + text, ""
+        return self._feed(text)
+
+    def _feed(self, text: str) -> Restored | None:
         stripped = text.lstrip()
         again = self._wordless  # text fed before, parsed again with this feed
         took_word = bool(self._pending and stripped and not stripped[0].isalnum())
@@ -778,6 +787,9 @@ class Stream:
 
     def flush_detailed(self) -> Restored | None:
         """Like `flush`, as one typed result (None when nothing was pending)."""
+        if self._deferred:
+            deferred, self._deferred = self._deferred, ""
+            self._feed(deferred)  # no words: nothing becomes final
         if self._wordless:  # nothing pending: only such tokens came after the last word
             wordless, self._wordless = self._wordless.rstrip(), ""
             empty = self.punctuator.predict(())

@@ -118,6 +118,32 @@ def test_a_stream_fed_word_by_word_reads_as_the_whole_text(punctuator, source, k
         assert [w[:1] for w in written.split()] == [w[:1] for w in whole.split()]  # case
 
 
+@pytest.mark.parametrize("feeds", [
+    ["we go", ":)", ",", ":)", "now we see the house", ":D"],
+    [":)", "(", "we go now", ")", "[", "so"],
+])
+def test_feeds_without_words_read_as_one_text_with_the_next(punctuator, feeds):
+    for lookahead in (0, 2):
+        apart = punctuator.stream(lookahead=lookahead)
+        pieces = [p for feed in feeds for p in apart.feed(feed)] + apart.flush()
+        together = punctuator.stream(lookahead=lookahead)
+        joined = [p for feed in _joined_wordless(feeds) for p in together.feed(feed)]
+        assert pieces == joined + together.flush()
+
+
+def _joined_wordless(feeds: list[str]) -> list[str]:
+    """Feeds with those without words joined to the next (or the last) one with words."""
+    out, waiting = [], ""
+    for feed in feeds:
+        waiting += feed + " "
+        if any(c.isalpha() and c not in "DP" for c in feed):
+            out.append(waiting.strip())
+            waiting = ""
+    if waiting:
+        out[-1] += " " + waiting.strip()
+    return out
+
+
 def test_stream_keeps_tokens_without_words(punctuator):
     for lookahead in (0, 3):
         stream = punctuator.stream(lookahead=lookahead)
