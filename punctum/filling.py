@@ -1,15 +1,19 @@
 """Which marks `--keep-existing` fills in: the kinds a text leaves to the model.
 
 A text that is punctuated already writes its marks where its writer wanted them; a word it
-leaves without one was left so. Marks of a kind it writes (sentence ends: . ? !; others:
-, ; :) are its writer's, so a restore that keeps them adds none of that kind; kinds it does
+leaves without one was left so. Marks of a kind it writes (sentence ends: the labels the
+inventory calls sentence-final, in English . ? ! and what reads as them, ; and ...; others:
+, and :) are its writer's, so a restore that keeps them adds none of that kind; kinds it does
 not write, it fills in. A recogniser's output writes none (all are filled in); one that ends
 sentences but writes no commas gets commas; a finished text gets nothing new but the mark
-that closes it. A kind counts as written when the text gives at least half as many marks
-of it as the model predicts for the same words (`MarkCounts.written`): a stray comma in a
-long transcript does not stop commas being filled in.
+that closes it. A kind counts as written when the text gives at least MIN_WRITTEN marks of
+it and at least half as many as the model predicts for the same words
+(`MarkCounts.written`): a stray comma in a long transcript does not stop commas being filled
+in. The last word's mark is not counted (a line that only ends in a full stop has its
+sentences ended inside), nor a mark written as a dash (a cut word: "i- i went").
 
-    >>> counts = MarkCounts.of(("O", "PERIOD", "O", "PERIOD"), ("COMMA", "PERIOD", "O", "PERIOD"),
+    >>> given = ("O", "PERIOD", "O", "PERIOD", "O")
+    >>> counts = MarkCounts.of(given, ("COMMA", "PERIOD", "O", "PERIOD", "O"),
     ...                        frozenset({"PERIOD"}))
     >>> counts.written()
     frozenset({True})
@@ -23,10 +27,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from punctum import calibration
-from punctum.text import NULL
+from punctum.text import CAP, LOWER, NULL, Labelled, is_i
 
-# a kind of mark counts as written from this share of the model's own count of it
+# a kind of mark counts as written from this share of the model's own count of it, and
+# from this many marks
 WRITTEN_SHARE = 0.5
+MIN_WRITTEN = 2
+_DASHES = frozenset("-–—‐") | {"--"}
 
 
 @dataclass(frozen=True)
@@ -55,7 +62,7 @@ class MarkCounts:
         """The kinds the text writes itself (True: sentence-final marks, False: others)."""
         return frozenset(final for final, given, model in
                          zip((True, False), self.given, self.model)
-                         if given and given >= WRITTEN_SHARE * model)
+                         if given >= MIN_WRITTEN and given >= WRITTEN_SHARE * model)
 
 
 def _kinds(labels: Sequence[str], sentence_final: Collection[str]) -> tuple[int, int]:
@@ -63,10 +70,19 @@ def _kinds(labels: Sequence[str], sentence_final: Collection[str]) -> tuple[int,
     return finals, sum(label != NULL for label in labels) - finals
 
 
+def counted_marks(given: Labelled) -> tuple[str, ...]:
+    """The marks of a text that count toward `MarkCounts`, by word but its last: those not
+    written as a dash (NULL there)."""
+    return tuple(NULL if edges and edges.mark.strip() in _DASHES else post
+                 for post, edges in zip(given.post[:-1], given.edges[:-1]))
+
+
 def fill_only(prediction, written: frozenset[bool], sentence_final: Collection[str],
-              post_bias: np.ndarray | None = None):
+              post_bias: np.ndarray | None = None, names: Collection[str] = ()):
     """`prediction` (a runtime.Prediction) with each mark of a written kind replaced by the
-    most probable mark of the other kinds or none (the same decision biases applied)."""
+    most probable mark of the other kinds or none (the same decision biases applied); a
+    Capitalised word after a sentence end so taken away is lowercase, unless it is "I" or
+    one of `names` (capitalised.json)."""
     if not written or not len(prediction.post):
         return prediction
     labels = prediction.post_labels
@@ -76,4 +92,10 @@ def fill_only(prediction, written: frozenset[bool], sentence_final: Collection[s
     decided = calibration.decide(prediction.post_probs, np.where(allowed, bias, -np.inf))
     post = tuple(p if (p == NULL or (p in sentence_final) not in written) else labels[d]
                  for p, d in zip(prediction.post, decided))
-    return replace(prediction, post=post)
+    case = list(prediction.case)
+    for i in range(len(post) - 1):
+        ended = prediction.post[i] in sentence_final and post[i] not in sentence_final
+        word = prediction.words[i + 1]
+        if ended and case[i + 1] == CAP and word not in names and not is_i(word):
+            case[i + 1] = LOWER
+    return replace(prediction, post=post, case=tuple(case))

@@ -25,7 +25,7 @@ import numpy as np
 
 from punctum import artifact as artifacts
 from punctum import calibration
-from punctum.filling import MarkCounts, fill_only
+from punctum.filling import MarkCounts, counted_marks, fill_only
 from punctum.pauses import bucketize
 from punctum.text import (
     CAP,
@@ -39,6 +39,7 @@ from punctum.text import (
     ends_sentence,
     holds_word,
     is_address,
+    is_i,
     is_initialism,
     is_lowercase_initialism,
     is_number_with_ending,
@@ -573,12 +574,9 @@ def writes_case(given: Labelled, start: int = 1) -> bool:
     """Whether a text writes case: a Capitalised word other than its first (from `start`
     on) and "I" (a recogniser's lowercase output does not, nor one that capitalises its
     first word only or writes "OK", "10AM", "iPhone")."""
-    return any(case == CAP and not _is_i(word)
+    return any(case == CAP and not is_i(word)
                for word, case in zip(given.words[start:], given.case[start:]))
 
-
-def _is_i(word: str) -> bool:
-    return word == "i" or word.startswith(("i'", "i’"))
 
 
 def _names_follow(words: Sequence[str], case: Sequence[str], i: int) -> bool:
@@ -618,8 +616,8 @@ def written_labels(given: Labelled, prediction: Prediction, options: RestoreOpti
     speaker's turn follows), and its sentences opened where the language does (¿ ¡)."""
     if options.keep_existing:  # no marks of a kind the text writes itself
         final = inventory.sentence_final
-        written = MarkCounts.of(given.post, prediction.post, final).written()
-        prediction = fill_only(prediction, written, final, post_bias)
+        written = MarkCounts.of(counted_marks(given), prediction.post[:-1], final).written()
+        prediction = fill_only(prediction, written, final, post_bias, capitalised)
     labelled = merge_labels(given, prediction, options, inventory.abbreviations)
     labelled = lower_within_sentences(labelled, given, options, inventory, capitalised,
                                       turns=sentence_ends)
@@ -650,7 +648,7 @@ def lower_within_sentences(labelled: Labelled, given: Labelled, options: Restore
                 not ends_sentence(labelled, i - 1, inventory)
                 or quotes_its_mark(labelled, i - 1))  # '"Stop!" he cried'
         if follows_pause and given.case[i] == LOWER and case[i] == CAP \
-                and word not in capitalised and not _is_i(word):
+                and word not in capitalised and not is_i(word):
             case[i] = LOWER
     return replace(labelled, case=tuple(case))
 
@@ -816,8 +814,9 @@ class Stream:
         filled = tail
         if self.options.keep_existing:  # counted over the words fed so far
             final = inventory.sentence_final
-            counts = self._marks + MarkCounts.of(pending.post, tail.post, final)
-            filled = fill_only(tail, counts.written(), final, self.punctuator.post_bias)
+            counts = self._marks + MarkCounts.of(counted_marks(pending), tail.post[:-1], final)
+            filled = fill_only(tail, counts.written(), final, self.punctuator.post_bias,
+                               self.punctuator.capitalised)
         labelled = merge_labels(pending, filled, self.options, inventory.abbreviations,
                                 cased=self._cased)
         labelled = lower_within_sentences(labelled, pending, self.options, inventory,
@@ -829,7 +828,8 @@ class Stream:
                                   kept=kept_marks(pending, self.options))
         done = labelled.slice(0, n_final)
         if self.options.keep_existing:
-            self._marks += MarkCounts.of(pending.post[:n_final], tail.post[:n_final],
+            counted = counted_marks(pending)[:n_final]  # (the last pending word's: later)
+            self._marks += MarkCounts.of(counted, tail.post[:len(counted)],
                                          inventory.sentence_final)
         self._after_pause = pending.post[n_final - 1] != NULL and (
             not ends_sentence(done, n_final - 1, inventory)

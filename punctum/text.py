@@ -1078,6 +1078,11 @@ def is_address(word: str) -> bool:
 _LOWERCASE_INITIALISMS = frozenset({"e.g", "i.e", "a.m", "p.m"})
 
 
+def is_i(word: str) -> bool:
+    """"I" and its contractions (i'm, i'll, i’d), Capitalised wherever they stand."""
+    return word == "i" or word.startswith(("i'", "i’"))
+
+
 def is_lowercase_initialism(word: str) -> bool:
     """e.g, i.e, a.m, p.m (a final period allowed): written in lowercase inside a sentence."""
     return (word[:-1] if word.endswith(".") else word).lower() in _LOWERCASE_INITIALISMS

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from punctum import filling
-from punctum.filling import MarkCounts, fill_only
+from punctum.filling import MarkCounts, counted_marks, fill_only
 from punctum.runtime import Prediction, Punctuator, RestoreOptions, written_labels
 from punctum.text import LOWER, NULL, parse
 
@@ -28,8 +28,11 @@ def _prediction(probs: list[list[float]]) -> Prediction:
 @pytest.mark.parametrize("given, model, written", [
     ((NULL,) * 4, ("COMMA", "PERIOD", NULL, "PERIOD"), frozenset()),  # a recogniser's
     ((NULL, "PERIOD", NULL, "PERIOD"), ("COMMA", "PERIOD", NULL, "PERIOD"), {True}),
-    (("COMMA", NULL, NULL, "PERIOD"), ("COMMA", "PERIOD", NULL, "PERIOD"), {True, False}),
-    (("COMMA",) + (NULL,) * 9, ("COMMA",) * 10, frozenset()),  # a stray comma: fill in
+    (("COMMA", "PERIOD", "COMMA", "PERIOD"), ("COMMA", "PERIOD", "COMMA", "PERIOD"),
+     {True, False}),
+    (("COMMA", NULL, "PERIOD", "PERIOD"), ("COMMA", "PERIOD", "PERIOD", "PERIOD"),
+     {True}),  # one comma is not enough to tell
+    (("COMMA", "COMMA") + (NULL,) * 8, ("COMMA",) * 10, frozenset()),  # stray commas
 ])
 def test_a_kind_counts_as_written_from_half_the_models_count(given, model, written):
     assert MarkCounts.of(given, model, FINAL).written() == written
@@ -61,6 +64,26 @@ def punctuator(tiny_artifact):
 
 FINISHED = ("We like the house, and my friend visits New York. Do you see the car? "
             "Our teacher wants a boat, and they remember the garden.")
+
+
+@pytest.mark.parametrize("source, sentence_ends", [
+    ("i went to the store and i bought some milk then i came home.", 1),  # its last only
+    ("i went- i went to the store, i bought milk. then i came home.", 2),  # a cut word
+])
+def test_the_last_mark_and_dashes_say_nothing_of_what_is_written(source, sentence_ends):
+    given = parse(source)
+    assert MarkCounts.of(counted_marks(given), given.post[:-1], FINAL).given[0] == \
+        sentence_ends - 1
+    assert counted_marks(parse("i- i went, and then we left, so"))[:2] == (NULL, NULL)
+
+
+def test_a_capital_after_a_sentence_end_taken_away_is_lowered():
+    prediction = replace(_prediction([[0.1, 0.3, 0.6, 0.0], [0.9, 0.1, 0.0, 0.0],
+                                      [0.1, 0.3, 0.6, 0.0], [0.9, 0.1, 0.0, 0.0]]),
+                         words=("home", "then", "yes", "i"), case=(LOWER, "CAP", LOWER, "CAP"))
+    filled = fill_only(prediction, frozenset({True}), FINAL)
+    assert filled.post[0] == "COMMA" and filled.case == (LOWER, LOWER, LOWER, "CAP")  # "I"
+    assert fill_only(prediction, frozenset({True}), FINAL, names={"then"}).case[1] == "CAP"
 
 
 def test_a_finished_text_gets_no_new_marks(punctuator):
