@@ -15,13 +15,11 @@ the marks added to punctuated, cased text per 1,000 words, none of which its wri
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 from dataclasses import replace
 from pathlib import Path
 
 from bench_kept import LIBRITTS, WIKITEXT, load_texts
-from common import SHARED_DATA, existing_data, hardware
+from common import SHARED_DATA, existing_data, print_result
 
 from punctum.evaluation import ScoredFile, load_scored, score
 from punctum.runtime import Punctuator, RestoreOptions
@@ -84,9 +82,7 @@ def main() -> None:
     result["finished_texts_added_per_1000_words"] = {
         name: added_per_thousand(punctuator, texts)
         for name, texts in load_texts(data, args.lines).items()}
-    result |= {"model": args.model, "hardware": hardware(),
-               "date": datetime.date.today().isoformat()}
-    print(json.dumps(result, indent=2))
+    print_result(result, args.model)
 
 
 if __name__ == "__main__":

@@ -19,13 +19,11 @@ Run it with an older checkout first on PYTHONPATH to compare (from outside the r
 from __future__ import annotations
 
 import argparse
-import datetime
 import gzip
 import itertools
-import json
 from pathlib import Path
 
-from common import SHARED_DATA, existing_data, hardware
+from common import SHARED_DATA, existing_data, print_result
 
 from punctum.corpora import iter_tsv
 from punctum.runtime import Punctuator, RestoreOptions
@@ -99,9 +97,7 @@ def main() -> None:
     punctuator = Punctuator.load(args.model, threads=args.threads)
     result = {name: measure(punctuator, texts)
               for name, texts in load_texts(data, args.lines).items()}
-    result |= {"model": args.model, "hardware": hardware(),
-               "date": datetime.date.today().isoformat()}
-    print(json.dumps(result, indent=2))
+    print_result(result, args.model)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,16 @@ def hardware() -> str:
     return f"{name}, {os.cpu_count()} cores"
 
 
+def print_result(result: dict, model: str) -> None:
+    """Print a benchmark's result as JSON, with the model, this machine and today's date."""
+    import datetime
+    import json
+
+    result |= {"model": model, "hardware": hardware(),
+               "date": datetime.date.today().isoformat()}
+    print(json.dumps(result, indent=2))
+
+
 def existing_data(path: Path | str, *needed: str) -> Path:
     """`path` if it and each file `needed` inside it exist; otherwise exit with one line."""
     path = Path(path)
