@@ -181,7 +181,7 @@ def fit_on_dev(punctuator, dev, starts: Sequence[Mapping[str, float]] = ()) -> B
 def _dev_probs(punctuator, words: Sequence[str], is_final: np.ndarray) -> np.ndarray:
     """(n_words, n_labels) mark probabilities as `punctum restore` meets them: each line
     (utterance) of the dev file its own text, whose last word can only end a sentence
-    (`runtime.close_text`). A file without lines (Che's) is one text."""
+    (`merging.close_text`). A file without lines (Che's) is one text."""
     ends = (np.flatnonzero(is_final) + 1).tolist()
     if not ends or ends[-1] != len(words):
         ends.append(len(words))

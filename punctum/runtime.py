@@ -16,36 +16,29 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from punctum import artifact as artifacts
 from punctum import calibration
-from punctum.filling import MarkCounts, counted_marks, fill_only
+from punctum.merging import written_labels
 from punctum.pauses import bucketize
+from punctum.restored import Prediction, Restored, RestoreOptions
+from punctum.stream import Stream
 from punctum.text import (
     CAP,
     LOWER,
     MIX,
-    NULL,
     UPPER,
-    Labelled,
-    count_open_brackets,
-    count_straight_quotes,
-    ends_sentence,
     holds_word,
     is_address,
-    is_i,
     is_initialism,
     is_lowercase_initialism,
     is_number_with_ending,
-    open_sentences,
     parse,
-    quotes_its_mark,
     render,
     whitespace_tokens,
     wordless_tokens,
@@ -55,7 +48,6 @@ from punctum.tokenizer import SubwordTokenizer
 from punctum.windows import WindowConfig, plan_word_windows, stitch
 
 log = logging.getLogger(__name__)
-_DEEP = 1 << 20  # a bracket depth no text closes: count_open_brackets without its floor
 
 # Padded subwords per ONNX Runtime call at most (8 windows of 200, 4 of 400, start and end
 # tokens included): bounds the runtime's working memory whatever the window size
@@ -69,124 +61,6 @@ LONG_LINE_WORDS = 32_768
 LONG_LINE = 200_000
 # Words fed to `Stream` at a time for such a line.
 LONG_LINE_PART = 4096
-
-
-@dataclass(frozen=True)
-class RestoreOptions:
-    """How text is restored.
-
-    Args:
-        case: restore casing (False: words keep the input's own casing).
-        keep_existing: keep marks and casing already in the input (default: normalise them
-            away first, so that restoring twice gives the same text).
-        sentence_case: capitalise the first word of every sentence.
-        close_text: end a text with a sentence-final mark (the most probable one) when the
-            model left its last word without one; a restored text is a whole text.
-        batch_size: windows per ONNX Runtime call at most (see also BATCH_SUBWORDS).
-        pauses: give a PauseAware model the pauses between words where the input has word
-            or cue timings (`formats.restore_transcript`); False: text alone.
-        annotations: transcripts and text files (`formats`, not `Punctuator.restore`):
-            speaker labels ("JOHN:"), dialogue dashes, ">>", [sound descriptions] and
-            timestamps are kept out of the model and written as they are, and a speaker's
-            turn starts a sentence (`formats.annotations`); False: they are read as words.
-    """
-
-    case: bool = True
-    keep_existing: bool = False
-    sentence_case: bool = True
-    close_text: bool = True
-    batch_size: int = 16
-    pauses: bool = True
-    annotations: bool = True
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.batch_size <= 1024:
-            raise ValueError(f"batch_size must be in [1, 1024], got {self.batch_size}")
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """Per-word model output.
-
-    Attributes:
-        words: the normalised input words, (n,).
-        post: predicted mark after each word, (n,).
-        case: predicted case of each word, (n,).
-        post_probs: (n, n_post) float32 probabilities over `post_labels`.
-        case_probs: (n, n_case) float32 probabilities over `case_labels`.
-        post_labels, case_labels: the label order of the probability columns.
-    """
-
-    words: tuple[str, ...]
-    post: tuple[str, ...]
-    case: tuple[str, ...]
-    post_probs: np.ndarray
-    case_probs: np.ndarray
-    post_labels: tuple[str, ...]
-    case_labels: tuple[str, ...]
-
-    def to_dict(self) -> dict:
-        """JSON-ready: one entry per word with its mark, case and their probabilities."""
-        return {"words": [
-            {"word": w, "mark": p, "case": c,
-             "mark_prob": round(float(pp.max()), 4), "case_prob": round(float(cp.max()), 4)}
-            for w, p, c, pp, cp in zip(self.words, self.post, self.case, self.post_probs,
-                                       self.case_probs)]}
-
-
-@dataclass(frozen=True)
-class Restored:
-    """The result of restoring one text.
-
-    Attributes:
-        text: the restored text.
-        labelled: the labels the text was rendered from (model output merged with the
-            options: kept marks, the closing mark).
-        prediction: the model's own output and probabilities.
-        written_case: the case each word is written in, (n,) (sentence starts capitalised).
-    """
-
-    text: str
-    labelled: Labelled
-    prediction: Prediction
-    written_case: tuple[str, ...]
-
-    def to_dict(self) -> dict:
-        """JSON-ready: the text and, per word, the mark and case it shows there, with the
-        model's probability of each; `model_mark` / `model_case` appear where the model's
-        own top label differs (a closing mark, a capitalised sentence start, kept input),
-        `abbreviated` where the word is written with an abbreviation's period (Mr., U.S.),
-        `written_mark` where its mark is written otherwise than the label's own text (kept
-        by --keep-existing: ";" for PERIOD, "..." , "?!"), and `before` / `after` where
-        quotes, brackets or tokens without words (":)") are written before or after it (its
-        mark goes after the quotes and brackets that close it, unless the input wrote it
-        inside them)."""
-        p = self.prediction
-        post_index = {label: i for i, label in enumerate(p.post_labels)}
-        case_index = {label: i for i, label in enumerate(p.case_labels)}
-        words = []
-        for i, word in enumerate(self.labelled.words):
-            mark, case = self.labelled.post[i], self.written_case[i]
-            entry = {"word": word, "mark": mark, "case": case,
-                     "mark_prob": _probability(p.post_probs[i], post_index.get(mark)),
-                     "case_prob": _probability(p.case_probs[i], case_index.get(case))}
-            if mark != p.post[i]:
-                entry["model_mark"] = p.post[i]
-            if case != p.case[i]:
-                entry["model_case"] = p.case[i]
-            if self.labelled.abbreviated[i]:  # written with its period: "Mr.", "U.S."
-                entry["abbreviated"] = True
-            if edges := self.labelled.edges[i]:  # quotes, brackets, tokens such as ":)"
-                entry |= {k: v for k, v in (("written_mark", edges.written_mark(mark)),
-                                            ("before", edges.before), ("after", edges.after))
-                          if v}
-            words.append(entry)
-        return {"text": self.text, "words": words}
-
-
-def _probability(probs: np.ndarray, index: int | None) -> float | None:
-    """probs[index] rounded for JSON; None for a label the model does not predict."""
-    return None if index is None else round(float(probs[index]), 4)
 
 
 def _post_bias(artifact: artifacts.Artifact, labels: tuple[str, ...],
@@ -530,60 +404,6 @@ def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Seque
                  for w, c in zip(words, case))
 
 
-def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOptions,
-                 abbreviations: frozenset = frozenset(), cased: bool | None = None) -> Labelled:
-    """Combine predicted labels with what the input already had, as the options say.
-
-    `--keep-existing` keeps the input's marks and cases where it has them; a word written
-    in lowercase takes the model's case unless the input writes case (`cased`; None: as
-    `writes_case` finds for `given`): then its lowercase words are the writer's too ("the
-    theatre actor", not "the Theatre Actor"), and only the sentences the model ends start
-    with a capital (`render`'s sentence case).
-
-    A listed abbreviation (`Inventory.abbreviations`: mr, dr) that the model itself writes
-    Capitalised (not MS, DR, nor a word capitalised.json makes Capitalised), before a
-    Capitalised word of more than one letter, gets its period ("Mr. Smith", as the training
-    text writes it; not "MS Word", "Gen Z"), unless the input is kept as it is."""
-    post, case, forms = list(prediction.post), list(prediction.case), [None] * len(given)
-    if options.keep_existing:
-        post = [g if g != NULL else p for g, p in zip(given.post, post)]
-        if writes_case(given) if cased is None else cased:
-            case = list(given.case)
-        else:
-            case = [g if g != LOWER else c for g, c in zip(given.case, case)]
-    if not options.case:
-        case = list(given.case)
-    if options.keep_existing or not options.case:
-        forms = [f if c == MIX else None for f, c in zip(given.forms, case)]
-    for i, word in enumerate(given.words):  # an address's mixed case is part of it (a URL
-        if given.case[i] == MIX and is_address(word):  # path); all capitals are not
-            case[i], forms[i] = MIX, given.forms[i]
-    abbreviated = given.abbreviated
-    edges = (given if options.keep_existing else given.without_written_marks()).edges
-    if abbreviations and not options.keep_existing and CAP in prediction.case_labels:
-        own = prediction.case_probs.argmax(-1) == prediction.case_labels.index(CAP)
-        abbreviated = tuple(a or (w in abbreviations and p == NULL and c == CAP and own[i]
-                                  and _names_follow(given.words, case, i))
-                            for i, (w, p, c, a) in enumerate(zip(given.words, post, case,
-                                                                 abbreviated)))
-    return Labelled(given.words, tuple(post), tuple(case), given.pre, tuple(forms),
-                    abbreviated, edges)
-
-
-def writes_case(given: Labelled, start: int = 1) -> bool:
-    """Whether a text writes case: a Capitalised word other than its first (from `start`
-    on) and "I" (a recogniser's lowercase output does not, nor one that capitalises its
-    first word only or writes "OK", "10AM", "iPhone")."""
-    return any(case == CAP and not is_i(word)
-               for word, case in zip(given.words[start:], given.case[start:]))
-
-
-
-def _names_follow(words: Sequence[str], case: Sequence[str], i: int) -> bool:
-    """Whether the word after word i is a Capitalised name of more than one letter."""
-    return i + 1 < len(words) and case[i + 1] == CAP and len(words[i + 1]) > 1
-
-
 def _encode(tokenizer, batch: Sequence[Sequence[str]]) -> list:
     """Subword encodings of word lists; a lone surrogate (not Unicode text, from JSON such
     as "\\ud800") is a ValueError naming it instead of the tokenizer's TypeError."""
@@ -603,262 +423,6 @@ def _check_texts(texts) -> None:
     """A list of texts, not one str (whose characters would each be restored as a text)."""
     if isinstance(texts, str):
         raise TypeError("expected a list of texts, got one str (use restore(text) for one)")
-
-
-def written_labels(given: Labelled, prediction: Prediction, options: RestoreOptions,
-                   inventory, post_bias: np.ndarray | None = None,
-                   sentence_ends: Collection[int] = (),
-                   capitalised: frozenset = frozenset()) -> Labelled:
-    """A whole text's labels as written: the model's merged with the input's as the options
-    say (`merge_labels`; `--keep-existing` adds no marks of a kind the input writes itself,
-    `filling`), the text closed with a sentence-final mark (`close_text`, unless
-    options.close_text is off), as are the words of `sentence_ends` (indexes of words a
-    speaker's turn follows), and its sentences opened where the language does (¿ ¡)."""
-    if options.keep_existing:  # no marks of a kind the text writes itself
-        final = inventory.sentence_final
-        written = MarkCounts.of(counted_marks(given), prediction.post[:-1], final).written()
-        prediction = fill_only(prediction, written, final, post_bias, capitalised)
-    labelled = merge_labels(given, prediction, options, inventory.abbreviations)
-    labelled = lower_within_sentences(labelled, given, options, inventory, capitalised,
-                                      turns=sentence_ends)
-    if options.close_text:
-        labelled = close_text(labelled, prediction, inventory, post_bias, sentence_ends,
-                              kept_marks(given, options))
-    return open_sentences(labelled, inventory)
-
-
-def lower_within_sentences(labelled: Labelled, given: Labelled, options: RestoreOptions,
-                           inventory, capitalised: frozenset = frozenset(),
-                           turns: Collection[int] = (), after_pause: bool = False) -> Labelled:
-    """`--keep-existing`: after a mark the input wrote that does not end a sentence there
-    (",", ";", "..."), a word it wrote in lowercase stays so unless it is a name
-    (capitalised.json) or "I": the model's capital comes from a sentence break the writer
-    did not make ("know; it's", not "know; It's"). Not after the words of `turns` (a
-    speaker's turn follows them); `after_pause`: the first word follows such a mark (a
-    stream's earlier words)."""
-    if not (options.keep_existing and options.case):
-        return labelled
-    case = list(labelled.case)
-    for i in range(len(given)):
-        word = given.words[i]
-        if i == 0:
-            follows_pause = after_pause
-        else:
-            follows_pause = given.post[i - 1] != NULL and i - 1 not in turns and (
-                not ends_sentence(labelled, i - 1, inventory)
-                or quotes_its_mark(labelled, i - 1))  # '"Stop!" he cried'
-        if follows_pause and given.case[i] == LOWER and case[i] == CAP \
-                and word not in capitalised and not is_i(word):
-            case[i] = LOWER
-    return replace(labelled, case=tuple(case))
-
-
-def kept_marks(given: Labelled, options: RestoreOptions) -> frozenset[int]:
-    """Indexes of the words whose input mark is kept as it is (`--keep-existing`): closing a
-    text does not replace it ("to this purpose:" stays)."""
-    if not options.keep_existing:
-        return frozenset()
-    return frozenset(i for i, post in enumerate(given.post) if post != NULL)
-
-
-def close_text(labelled: Labelled, prediction: Prediction, inventory,
-               post_bias: np.ndarray | None = None,
-               sentence_ends: Collection[int] = (), kept: Collection[int] = ()) -> Labelled:
-    """Give the last word (and the words of `sentence_ends`) the most probable
-    sentence-final mark where it has none.
-
-    Args:
-        post_bias: (n_post,) decision biases added to the log-probabilities, as for the
-            other words (None: none), so that `punctum calibrate` fits what restore does.
-        sentence_ends: indexes of other words that end a sentence (a turn follows them).
-        kept: indexes of words whose mark stays whatever it is (the input's, kept), unless
-            a turn follows them.
-    """
-    turns = {i for i in sentence_ends if 0 <= i < len(labelled)}
-    ends = sorted(turns | ({len(labelled) - 1} if len(labelled) else set()))
-    open_ends = [i for i in ends if not ends_sentence(labelled, i, inventory)
-                 and (i not in kept or i in turns)]  # a turn ends a sentence whatever it had
-    if not open_ends:
-        return labelled
-    edges = list(labelled.edges)
-    for i in open_ends:  # a kept ";" before a turn is written as its label's own mark
-        edges[i] = edges[i].without_mark() if edges[i] and edges[i].mark else edges[i]
-    finals = [i for i, label in enumerate(prediction.post_labels)
-              if label in inventory.sentence_final]
-    post = list(labelled.post)
-    for i in open_ends:
-        scores = np.log(np.maximum(prediction.post_probs[i], 1e-30))
-        if post_bias is not None:
-            scores = scores + post_bias
-        if post[i] not in inventory.sentence_final:
-            post[i] = prediction.post_labels[max(finals, key=lambda k: scores[k])]
-    return replace(labelled, post=tuple(post), edges=tuple(edges))
-
-
-class Stream:
-    """Restores words as they arrive: each word is finalised once `lookahead` words of right
-    context have followed it (the on-device paper's streaming use), the rest at `flush()`.
-
-    Feed text or word lists; each call returns the finalised output pieces (words with their
-    marks and casing) in order. Joining all pieces with spaces gives the restored text.
-    `feed_detailed` / `flush_detailed` return the same as one typed result (or None).
-    With lookahead 0 every word is final as soon as it is fed, so nothing is left for
-    `flush()` to close: the last word keeps the mark the model gave it without right context.
-    A sentence's first word is final before its end is known, so a stream writes no opening
-    mark the input did not have (Spanish ¿ ¡; `restore` does, `text.open_sentences`), and
-    with lookahead 0 a title is final before the name after it, so it gets no period (Mr
-    Smith; lookahead >= 1 writes Mr. Smith, as `restore` does).
-    """
-
-    def __init__(self, punctuator: Punctuator, lookahead: int,
-                 options: RestoreOptions) -> None:
-        if isinstance(lookahead, bool) or not isinstance(lookahead, int) or lookahead < 0:
-            raise ValueError(f"lookahead must be an int >= 0, got {lookahead!r}")
-        self.punctuator = punctuator
-        self.lookahead = lookahead
-        self.options = options
-        self.context_words = max(8, punctuator.windows.size // 2)
-        self._pending: list[Labelled] = []
-        self._context: tuple[str, ...] = ()
-        self._sentence_start = True
-        self._wordless = ""  # tokens without words (":)", "(") fed when nothing was pending
-        self._deferred = ""  # feeds without words since the last one with words
-        self._quotes = 0  # straight quotes (") fed so far: an odd count leaves one open
-        self._after_pause = False  # the last final word kept a mark that ends no sentence
-        self._cased = False  # the words fed so far write case (`writes_case`)
-        self._marks = MarkCounts()  # marks of the final words, given and predicted
-        self._words_fed = 0
-        self._quoted_end = False  # the last final word ends in a quoted ! or ?
-        self._brackets = 0  # brackets open after the text fed so far
-
-    def feed(self, text: str | Sequence[str]) -> list[str]:
-        """Add text (or words); return the pieces that are now final."""
-        return self._pieces(self.feed_detailed(text))
-
-    def flush(self) -> list[str]:
-        """Finalise everything still pending (end of the stream), closing the text (its last
-        word gets a sentence-final mark; with lookahead 0 nothing is pending)."""
-        return self._pieces(self.flush_detailed())
-
-    def feed_detailed(self, text: str | Sequence[str]) -> Restored | None:
-        """Like `feed`: the words now final as one typed result, None when there are none."""
-        if not isinstance(text, str):
-            text = " ".join(text)
-        inventory = self.punctuator.inventory
-        if not any(holds_word(token, inventory) for token in whitespace_tokens(text)):
-            self._deferred += text + " "  # no word: nothing can become final; read with the
-            return None  # next words once (feeding thousands of ":)" alone stays linear)
-        text, self._deferred = self._deferred + text, ""
-        return self._feed(text)
-
-    def _feed(self, text: str) -> Restored | None:
-        stripped = text.lstrip()
-        again = self._wordless  # text fed before, parsed again with this feed
-        took_word = bool(self._pending and stripped and not stripped[0].isalnum())
-        if took_word:
-            again = self._take_last_word() + " "  # what follows it: ", world", ")"
-        open_quote = (self._quotes - count_straight_quotes(again)) % 2 == 1  # before `again`
-        self._quotes += count_straight_quotes(text)
-        inventory = self.punctuator.inventory
-        opened = max(self._brackets - (count_open_brackets(again, _DEEP, inventory) - _DEEP), 0)
-        self._brackets = count_open_brackets(again + text, opened, inventory)
-        parsed = parse(again + text, inventory, open_quote=open_quote, open_brackets=opened)
-        if len(parsed):
-            self._pending.append(parsed)
-            self._wordless = ""
-            first = self._words_fed - took_word == 0  # the stream's first word opens `parsed`
-            self._cased = self._cased or writes_case(parsed, start=int(first))
-            self._words_fed += len(parsed) - took_word
-        elif wordless := " ".join(wordless_tokens(text, inventory)):
-            self._wordless += wordless + " "  # nothing pending: before the next word
-        return self._finalise(keep=self.lookahead, closing=False)
-
-    def _take_last_word(self) -> str:
-        """The last pending word as written, taken off the pending words, to be parsed again
-        with a feed that starts with marks, quotes or brackets, as one text would be (a word
-        already final cannot change, a pending one can)."""
-        inventory = self.punctuator.inventory
-        last = self._pending.pop()
-        if len(last) > 1:
-            self._pending.append(last.slice(0, len(last) - 1))
-        return render(last.slice(len(last) - 1), inventory)
-
-    def flush_detailed(self) -> Restored | None:
-        """Like `flush`, as one typed result (None when nothing was pending)."""
-        if self._deferred:
-            deferred, self._deferred = self._deferred, ""
-            self._feed(deferred)  # no words: nothing becomes final
-        if self._wordless:  # nothing pending: only such tokens came after the last word
-            wordless, self._wordless = self._wordless.rstrip(), ""
-            empty = self.punctuator.predict(())
-            return Restored(wordless, Labelled((), (), ()), empty, ())
-        return self._finalise(keep=0, closing=True)
-
-    def _pieces(self, part: Restored | None) -> list[str]:
-        if part is None:
-            return []
-        return part.text.split(" ") if self.punctuator.inventory.word_unit == "word" \
-            else [part.text]
-
-    def _finalise(self, keep: int, closing: bool) -> Restored | None:
-        """Render all pending words but the last `keep`; `closing`: the end of the stream
-        (the last word may get a closing mark), never so for a feed, even with keep 0."""
-        pending = Labelled.concat(self._pending)
-        n_final = len(pending) - keep
-        if n_final <= 0:
-            return None
-        words = self._context + pending.words
-        prediction = self.punctuator.predict(words)
-        tail = _slice_prediction(prediction, len(self._context))
-        inventory = self.punctuator.inventory
-        filled = tail
-        if self.options.keep_existing:  # counted over the words fed so far
-            final = inventory.sentence_final
-            counts = self._marks + MarkCounts.of(counted_marks(pending), tail.post[:-1], final)
-            filled = fill_only(tail, counts.written(), final, self.punctuator.post_bias,
-                               self.punctuator.capitalised)
-        labelled = merge_labels(pending, filled, self.options, inventory.abbreviations,
-                                cased=self._cased)
-        labelled = lower_within_sentences(labelled, pending, self.options, inventory,
-                                          self.punctuator.capitalised,
-                                          after_pause=self._after_pause)
-        if closing and self.options.close_text:
-            labelled = close_text(labelled, tail, self.punctuator.inventory,
-                                  self.punctuator.post_bias,
-                                  kept=kept_marks(pending, self.options))
-        done = labelled.slice(0, n_final)
-        if self.options.keep_existing:
-            counted = counted_marks(pending)[:n_final]  # (the last pending word's: later)
-            self._marks += MarkCounts.of(counted, tail.post[:len(counted)],
-                                         inventory.sentence_final)
-        self._after_pause = pending.post[n_final - 1] != NULL and (
-            not ends_sentence(done, n_final - 1, inventory)
-            or quotes_its_mark(done, n_final - 1))  # '"Stop!" he cried'
-        rest = pending.slice(n_final)  # waiting words keep only what the input gave them
-        result = self._render(done, _slice_prediction(tail, 0, n_final))
-        self._pending = [rest] if len(rest) else []
-        self._context = (self._context + done.words)[-self.context_words:]
-        return result
-
-    def _render(self, labelled: Labelled, prediction: Prediction) -> Restored:
-        inventory = self.punctuator.inventory
-        sentence_case = self.options.sentence_case and self.options.case
-        start = self._sentence_start and not (self._quoted_end and labelled.case[0] == LOWER)
-        text = render(labelled, inventory, lexicon=self.punctuator.artifact.lexicon,
-                      sentence_case=sentence_case, sentence_start=start)
-        cases = written_cases(labelled, inventory, sentence_case=sentence_case,
-                              sentence_start=start, lexicon=self.punctuator.artifact.lexicon)
-        self._sentence_start = ends_sentence(labelled, len(labelled) - 1, inventory)
-        self._quoted_end = quotes_its_mark(labelled, len(labelled) - 1)  # '"Stop!" he'
-        return Restored(text, labelled, prediction, cases)
-
-
-def _slice_prediction(prediction: Prediction, start: int, stop: int | None = None
-                      ) -> Prediction:
-    part = slice(start, stop)
-    return replace(prediction, words=prediction.words[part], post=prediction.post[part],
-                   case=prediction.case[part], post_probs=prediction.post_probs[part],
-                   case_probs=prediction.case_probs[part])
 
 
 def _word_lengths(encoding, n_words: int) -> np.ndarray:

@@ -8,7 +8,8 @@ import pytest
 
 from punctum import filling
 from punctum.filling import MarkCounts, counted_marks, fill_only
-from punctum.runtime import Prediction, Punctuator, RestoreOptions, written_labels
+from punctum.merging import written_labels
+from punctum.runtime import Prediction, Punctuator, RestoreOptions
 from punctum.text import LOWER, NULL, parse
 
 FINAL = frozenset({"PERIOD", "QUESTION", "EXCLAMATION"})

@@ -13,14 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from punctum.runtime import (
-    Punctuator,
-    RestoreOptions,
-    lower_within_sentences,
-    merge_labels,
-    writes_case,
-    written_labels,
-)
+from punctum.merging import lower_within_sentences, merge_labels, writes_case, written_labels
+from punctum.runtime import Punctuator, RestoreOptions
 from punctum.text import CAP, LOWER, Labelled, normalize, parse, render
 from punctum.windows import WindowConfig
 
@@ -610,7 +604,7 @@ def test_numbers_with_lowercase_endings_are_written_in_lowercase(tiny_artifact):
 
 
 def test_a_title_gets_its_period_only_where_the_model_writes_it_capitalised():
-    from punctum.runtime import Prediction, merge_labels
+    from punctum.runtime import Prediction
     from punctum.text import parse
 
     words = "i met mr smith and dr congo and mr t and gen alpha".split()
@@ -720,7 +714,8 @@ def test_a_stream_keeps_a_mark_fed_on_its_own(punctuator):
 def test_the_closing_mark_follows_the_decision_biases():
     import numpy as np
 
-    from punctum.runtime import Prediction, close_text
+    from punctum.merging import close_text
+    from punctum.runtime import Prediction
     from punctum.text import get_inventory, parse
 
     inventory = get_inventory("en")

@@ -27,7 +27,8 @@ from punctum.formats.transcript import (
     encode_like,
     needs_space,
 )
-from punctum.runtime import RestoreOptions, written_labels
+from punctum.merging import written_labels
+from punctum.runtime import RestoreOptions
 from punctum.text import Labelled, ends_sentence, parse, render
 
 # Markup that separates words as whitespace does: line-break tags (references to spaces,

@@ -1,0 +1,171 @@
+"""How the model's labels and the input's become the labels a restore writes: what
+`--keep-existing` keeps of the input (`merge_labels`, `lower_within_sentences`, and through
+`filling` the kinds of mark it fills in), the mark that closes a text (`close_text`), and a
+title's period ("Mr. Smith"). `written_labels` runs them in order for a whole text; a
+stream (`stream.Stream`) runs them on its final words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from punctum.filling import MarkCounts, counted_marks, fill_only
+from punctum.restored import Prediction, RestoreOptions
+from punctum.text import (
+    CAP,
+    LOWER,
+    MIX,
+    NULL,
+    Labelled,
+    ends_sentence,
+    is_address,
+    is_i,
+    open_sentences,
+    quotes_its_mark,
+)
+
+
+def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOptions,
+                 abbreviations: frozenset = frozenset(), cased: bool | None = None) -> Labelled:
+    """Combine predicted labels with what the input already had, as the options say.
+
+    `--keep-existing` keeps the input's marks and cases where it has them; a word written
+    in lowercase takes the model's case unless the input writes case (`cased`; None: as
+    `writes_case` finds for `given`): then its lowercase words are the writer's too ("the
+    theatre actor", not "the Theatre Actor"), and only the sentences the model ends start
+    with a capital (`render`'s sentence case).
+
+    A listed abbreviation (`Inventory.abbreviations`: mr, dr) that the model itself writes
+    Capitalised (not MS, DR, nor a word capitalised.json makes Capitalised), before a
+    Capitalised word of more than one letter, gets its period ("Mr. Smith", as the training
+    text writes it; not "MS Word", "Gen Z"), unless the input is kept as it is."""
+    post, case, forms = list(prediction.post), list(prediction.case), [None] * len(given)
+    if options.keep_existing:
+        post = [g if g != NULL else p for g, p in zip(given.post, post)]
+        if writes_case(given) if cased is None else cased:
+            case = list(given.case)
+        else:
+            case = [g if g != LOWER else c for g, c in zip(given.case, case)]
+    if not options.case:
+        case = list(given.case)
+    if options.keep_existing or not options.case:
+        forms = [f if c == MIX else None for f, c in zip(given.forms, case)]
+    for i, word in enumerate(given.words):  # an address's mixed case is part of it (a URL
+        if given.case[i] == MIX and is_address(word):  # path); all capitals are not
+            case[i], forms[i] = MIX, given.forms[i]
+    abbreviated = given.abbreviated
+    edges = (given if options.keep_existing else given.without_written_marks()).edges
+    if abbreviations and not options.keep_existing and CAP in prediction.case_labels:
+        own = prediction.case_probs.argmax(-1) == prediction.case_labels.index(CAP)
+        abbreviated = tuple(a or (w in abbreviations and p == NULL and c == CAP and own[i]
+                                  and _names_follow(given.words, case, i))
+                            for i, (w, p, c, a) in enumerate(zip(given.words, post, case,
+                                                                 abbreviated)))
+    return Labelled(given.words, tuple(post), tuple(case), given.pre, tuple(forms),
+                    abbreviated, edges)
+
+
+def writes_case(given: Labelled, start: int = 1) -> bool:
+    """Whether a text writes case: a Capitalised word other than its first (from `start`
+    on) and "I" (a recogniser's lowercase output does not, nor one that capitalises its
+    first word only or writes "OK", "10AM", "iPhone")."""
+    return any(case == CAP and not is_i(word)
+               for word, case in zip(given.words[start:], given.case[start:]))
+
+
+def _names_follow(words: Sequence[str], case: Sequence[str], i: int) -> bool:
+    """Whether the word after word i is a Capitalised name of more than one letter."""
+    return i + 1 < len(words) and case[i + 1] == CAP and len(words[i + 1]) > 1
+
+
+def written_labels(given: Labelled, prediction: Prediction, options: RestoreOptions,
+                   inventory, post_bias: np.ndarray | None = None,
+                   sentence_ends: Collection[int] = (),
+                   capitalised: frozenset = frozenset()) -> Labelled:
+    """A whole text's labels as written: the model's merged with the input's as the options
+    say (`merge_labels`; `--keep-existing` adds no marks of a kind the input writes itself,
+    `filling`), the text closed with a sentence-final mark (`close_text`, unless
+    options.close_text is off), as are the words of `sentence_ends` (indexes of words a
+    speaker's turn follows), and its sentences opened where the language does (¿ ¡)."""
+    if options.keep_existing:  # no marks of a kind the text writes itself
+        final = inventory.sentence_final
+        written = MarkCounts.of(counted_marks(given), prediction.post[:-1], final).written()
+        prediction = fill_only(prediction, written, final, post_bias, capitalised)
+    labelled = merge_labels(given, prediction, options, inventory.abbreviations)
+    labelled = lower_within_sentences(labelled, given, options, inventory, capitalised,
+                                      turns=sentence_ends)
+    if options.close_text:
+        labelled = close_text(labelled, prediction, inventory, post_bias, sentence_ends,
+                              kept_marks(given, options))
+    return open_sentences(labelled, inventory)
+
+
+def lower_within_sentences(labelled: Labelled, given: Labelled, options: RestoreOptions,
+                           inventory, capitalised: frozenset = frozenset(),
+                           turns: Collection[int] = (), after_pause: bool = False) -> Labelled:
+    """`--keep-existing`: after a mark the input wrote that does not end a sentence there
+    (",", ";", "..."), a word it wrote in lowercase stays so unless it is a name
+    (capitalised.json) or "I": the model's capital comes from a sentence break the writer
+    did not make ("know; it's", not "know; It's"). Not after the words of `turns` (a
+    speaker's turn follows them); `after_pause`: the first word follows such a mark (a
+    stream's earlier words)."""
+    if not (options.keep_existing and options.case):
+        return labelled
+    case = list(labelled.case)
+    for i in range(len(given)):
+        word = given.words[i]
+        if i == 0:
+            follows_pause = after_pause
+        else:
+            follows_pause = given.post[i - 1] != NULL and i - 1 not in turns and (
+                not ends_sentence(labelled, i - 1, inventory)
+                or quotes_its_mark(labelled, i - 1))  # '"Stop!" he cried'
+        if follows_pause and given.case[i] == LOWER and case[i] == CAP \
+                and word not in capitalised and not is_i(word):
+            case[i] = LOWER
+    return replace(labelled, case=tuple(case))
+
+
+def kept_marks(given: Labelled, options: RestoreOptions) -> frozenset[int]:
+    """Indexes of the words whose input mark is kept as it is (`--keep-existing`): closing a
+    text does not replace it ("to this purpose:" stays)."""
+    if not options.keep_existing:
+        return frozenset()
+    return frozenset(i for i, post in enumerate(given.post) if post != NULL)
+
+
+def close_text(labelled: Labelled, prediction: Prediction, inventory,
+               post_bias: np.ndarray | None = None,
+               sentence_ends: Collection[int] = (), kept: Collection[int] = ()) -> Labelled:
+    """Give the last word (and the words of `sentence_ends`) the most probable
+    sentence-final mark where it has none.
+
+    Args:
+        post_bias: (n_post,) decision biases added to the log-probabilities, as for the
+            other words (None: none), so that `punctum calibrate` fits what restore does.
+        sentence_ends: indexes of other words that end a sentence (a turn follows them).
+        kept: indexes of words whose mark stays whatever it is (the input's, kept), unless
+            a turn follows them.
+    """
+    turns = {i for i in sentence_ends if 0 <= i < len(labelled)}
+    ends = sorted(turns | ({len(labelled) - 1} if len(labelled) else set()))
+    open_ends = [i for i in ends if not ends_sentence(labelled, i, inventory)
+                 and (i not in kept or i in turns)]  # a turn ends a sentence whatever it had
+    if not open_ends:
+        return labelled
+    edges = list(labelled.edges)
+    for i in open_ends:  # a kept ";" before a turn is written as its label's own mark
+        edges[i] = edges[i].without_mark() if edges[i] and edges[i].mark else edges[i]
+    finals = [i for i, label in enumerate(prediction.post_labels)
+              if label in inventory.sentence_final]
+    post = list(labelled.post)
+    for i in open_ends:
+        scores = np.log(np.maximum(prediction.post_probs[i], 1e-30))
+        if post_bias is not None:
+            scores = scores + post_bias
+        if post[i] not in inventory.sentence_final:
+            post[i] = prediction.post_labels[max(finals, key=lambda k: scores[k])]
+    return replace(labelled, post=tuple(post), edges=tuple(edges))

@@ -1,0 +1,205 @@
+"""`Stream`: words restored as they arrive, each final once enough right context follows
+(the on-device paper's streaming use); `Punctuator.stream()` makes one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from punctum.filling import MarkCounts, counted_marks, fill_only
+from punctum.merging import (
+    close_text,
+    kept_marks,
+    lower_within_sentences,
+    merge_labels,
+    writes_case,
+)
+from punctum.restored import Prediction, Restored, RestoreOptions
+from punctum.text import (
+    LOWER,
+    NULL,
+    Labelled,
+    count_open_brackets,
+    count_straight_quotes,
+    ends_sentence,
+    holds_word,
+    parse,
+    quotes_its_mark,
+    render,
+    whitespace_tokens,
+    wordless_tokens,
+    written_cases,
+)
+
+if TYPE_CHECKING:
+    from punctum.runtime import Punctuator
+
+_DEEP = 1 << 20  # a bracket depth no text closes: count_open_brackets without its floor
+
+
+class Stream:
+    """Restores words as they arrive: each word is finalised once `lookahead` words of right
+    context have followed it (the on-device paper's streaming use), the rest at `flush()`.
+
+    Feed text or word lists; each call returns the finalised output pieces (words with their
+    marks and casing) in order. Joining all pieces with spaces gives the restored text.
+    `feed_detailed` / `flush_detailed` return the same as one typed result (or None).
+    With lookahead 0 every word is final as soon as it is fed, so nothing is left for
+    `flush()` to close: the last word keeps the mark the model gave it without right context.
+    A sentence's first word is final before its end is known, so a stream writes no opening
+    mark the input did not have (Spanish ¿ ¡; `restore` does, `text.open_sentences`), and
+    with lookahead 0 a title is final before the name after it, so it gets no period (Mr
+    Smith; lookahead >= 1 writes Mr. Smith, as `restore` does).
+    """
+
+    def __init__(self, punctuator: Punctuator, lookahead: int,
+                 options: RestoreOptions) -> None:
+        if isinstance(lookahead, bool) or not isinstance(lookahead, int) or lookahead < 0:
+            raise ValueError(f"lookahead must be an int >= 0, got {lookahead!r}")
+        self.punctuator = punctuator
+        self.lookahead = lookahead
+        self.options = options
+        self.context_words = max(8, punctuator.windows.size // 2)
+        self._pending: list[Labelled] = []
+        self._context: tuple[str, ...] = ()
+        self._sentence_start = True
+        self._wordless = ""  # tokens without words (":)", "(") fed when nothing was pending
+        self._deferred = ""  # feeds without words since the last one with words
+        self._quotes = 0  # straight quotes (") fed so far: an odd count leaves one open
+        self._after_pause = False  # the last final word kept a mark that ends no sentence
+        self._cased = False  # the words fed so far write case (`writes_case`)
+        self._marks = MarkCounts()  # marks of the final words, given and predicted
+        self._words_fed = 0
+        self._quoted_end = False  # the last final word ends in a quoted ! or ?
+        self._brackets = 0  # brackets open after the text fed so far
+
+    def feed(self, text: str | Sequence[str]) -> list[str]:
+        """Add text (or words); return the pieces that are now final."""
+        return self._pieces(self.feed_detailed(text))
+
+    def flush(self) -> list[str]:
+        """Finalise everything still pending (end of the stream), closing the text (its last
+        word gets a sentence-final mark; with lookahead 0 nothing is pending)."""
+        return self._pieces(self.flush_detailed())
+
+    def feed_detailed(self, text: str | Sequence[str]) -> Restored | None:
+        """Like `feed`: the words now final as one typed result, None when there are none."""
+        if not isinstance(text, str):
+            text = " ".join(text)
+        inventory = self.punctuator.inventory
+        if not any(holds_word(token, inventory) for token in whitespace_tokens(text)):
+            self._deferred += text + " "  # no word: nothing can become final; read with the
+            return None  # next words once (feeding thousands of ":)" alone stays linear)
+        text, self._deferred = self._deferred + text, ""
+        return self._feed(text)
+
+    def _feed(self, text: str) -> Restored | None:
+        stripped = text.lstrip()
+        again = self._wordless  # text fed before, parsed again with this feed
+        took_word = bool(self._pending and stripped and not stripped[0].isalnum())
+        if took_word:
+            again = self._take_last_word() + " "  # what follows it: ", world", ")"
+        open_quote = (self._quotes - count_straight_quotes(again)) % 2 == 1  # before `again`
+        self._quotes += count_straight_quotes(text)
+        inventory = self.punctuator.inventory
+        opened = max(self._brackets - (count_open_brackets(again, _DEEP, inventory) - _DEEP), 0)
+        self._brackets = count_open_brackets(again + text, opened, inventory)
+        parsed = parse(again + text, inventory, open_quote=open_quote, open_brackets=opened)
+        if len(parsed):
+            self._pending.append(parsed)
+            self._wordless = ""
+            first = self._words_fed - took_word == 0  # the stream's first word opens `parsed`
+            self._cased = self._cased or writes_case(parsed, start=int(first))
+            self._words_fed += len(parsed) - took_word
+        elif wordless := " ".join(wordless_tokens(text, inventory)):
+            self._wordless += wordless + " "  # nothing pending: before the next word
+        return self._finalise(keep=self.lookahead, closing=False)
+
+    def _take_last_word(self) -> str:
+        """The last pending word as written, taken off the pending words, to be parsed again
+        with a feed that starts with marks, quotes or brackets, as one text would be (a word
+        already final cannot change, a pending one can)."""
+        inventory = self.punctuator.inventory
+        last = self._pending.pop()
+        if len(last) > 1:
+            self._pending.append(last.slice(0, len(last) - 1))
+        return render(last.slice(len(last) - 1), inventory)
+
+    def flush_detailed(self) -> Restored | None:
+        """Like `flush`, as one typed result (None when nothing was pending)."""
+        if self._deferred:
+            deferred, self._deferred = self._deferred, ""
+            self._feed(deferred)  # no words: nothing becomes final
+        if self._wordless:  # nothing pending: only such tokens came after the last word
+            wordless, self._wordless = self._wordless.rstrip(), ""
+            empty = self.punctuator.predict(())
+            return Restored(wordless, Labelled((), (), ()), empty, ())
+        return self._finalise(keep=0, closing=True)
+
+    def _pieces(self, part: Restored | None) -> list[str]:
+        if part is None:
+            return []
+        return part.text.split(" ") if self.punctuator.inventory.word_unit == "word" \
+            else [part.text]
+
+    def _finalise(self, keep: int, closing: bool) -> Restored | None:
+        """Render all pending words but the last `keep`; `closing`: the end of the stream
+        (the last word may get a closing mark), never so for a feed, even with keep 0."""
+        pending = Labelled.concat(self._pending)
+        n_final = len(pending) - keep
+        if n_final <= 0:
+            return None
+        words = self._context + pending.words
+        prediction = self.punctuator.predict(words)
+        tail = _slice_prediction(prediction, len(self._context))
+        inventory = self.punctuator.inventory
+        filled = tail
+        if self.options.keep_existing:  # counted over the words fed so far
+            final = inventory.sentence_final
+            counts = self._marks + MarkCounts.of(counted_marks(pending), tail.post[:-1], final)
+            filled = fill_only(tail, counts.written(), final, self.punctuator.post_bias,
+                               self.punctuator.capitalised)
+        labelled = merge_labels(pending, filled, self.options, inventory.abbreviations,
+                                cased=self._cased)
+        labelled = lower_within_sentences(labelled, pending, self.options, inventory,
+                                          self.punctuator.capitalised,
+                                          after_pause=self._after_pause)
+        if closing and self.options.close_text:
+            labelled = close_text(labelled, tail, self.punctuator.inventory,
+                                  self.punctuator.post_bias,
+                                  kept=kept_marks(pending, self.options))
+        done = labelled.slice(0, n_final)
+        if self.options.keep_existing:
+            counted = counted_marks(pending)[:n_final]  # (the last pending word's: later)
+            self._marks += MarkCounts.of(counted, tail.post[:len(counted)],
+                                         inventory.sentence_final)
+        self._after_pause = pending.post[n_final - 1] != NULL and (
+            not ends_sentence(done, n_final - 1, inventory)
+            or quotes_its_mark(done, n_final - 1))  # '"Stop!" he cried'
+        rest = pending.slice(n_final)  # waiting words keep only what the input gave them
+        result = self._render(done, _slice_prediction(tail, 0, n_final))
+        self._pending = [rest] if len(rest) else []
+        self._context = (self._context + done.words)[-self.context_words:]
+        return result
+
+    def _render(self, labelled: Labelled, prediction: Prediction) -> Restored:
+        inventory = self.punctuator.inventory
+        sentence_case = self.options.sentence_case and self.options.case
+        start = self._sentence_start and not (self._quoted_end and labelled.case[0] == LOWER)
+        text = render(labelled, inventory, lexicon=self.punctuator.artifact.lexicon,
+                      sentence_case=sentence_case, sentence_start=start)
+        cases = written_cases(labelled, inventory, sentence_case=sentence_case,
+                              sentence_start=start, lexicon=self.punctuator.artifact.lexicon)
+        self._sentence_start = ends_sentence(labelled, len(labelled) - 1, inventory)
+        self._quoted_end = quotes_its_mark(labelled, len(labelled) - 1)  # '"Stop!" he'
+        return Restored(text, labelled, prediction, cases)
+
+
+def _slice_prediction(prediction: Prediction, start: int, stop: int | None = None
+                      ) -> Prediction:
+    part = slice(start, stop)
+    return replace(prediction, words=prediction.words[part], post=prediction.post[part],
+                   case=prediction.case[part], post_probs=prediction.post_probs[part],
+                   case_probs=prediction.case_probs[part])
