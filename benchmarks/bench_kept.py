@@ -67,17 +67,19 @@ def measure(punctuator: Punctuator, texts: list[str]) -> dict:
         "keep_existing_symbols_kept": sum(in_order(symbols(t), k) for t, k in zip(texts, kept)),
         "keep_existing_fixed_point": sum(k == a for k, a in zip(kept, again)),
         "words": sum(len(t.split()) for t in texts),
-        "lowercase_capitalised": sum(capitalised(t, k) for t, k in zip(texts, kept)),
+        "lowercase_capitalised": sum(capitalised(t, k) or 0 for t, k in zip(texts, kept)),
+        "texts_not_compared": sum(capitalised(t, k) is None for t, k in zip(texts, kept)),
     }
 
 
-def capitalised(given: str, restored: str) -> int:
+def capitalised(given: str, restored: str) -> int | None:
     """Words that `given` writes starting in lowercase and `restored` does not (the words
-    of a `--keep-existing` restore are the input's, in order)."""
+    of a `--keep-existing` restore are the input's, in order); None where the two split
+    into different numbers of tokens with letters (not compared)."""
     before = [w for w in given.split() if any(c.isalpha() for c in w)]
     after = [w for w in restored.split() if any(c.isalpha() for c in w)]
     if len(before) != len(after):
-        return 0
+        return None
     return sum(_first_letter(b).islower() and _first_letter(a).isupper()
                for b, a in zip(before, after))
 

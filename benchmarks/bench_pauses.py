@@ -34,7 +34,8 @@ from common import hardware
 from punctum.audio.timed_text import read_timed
 from punctum.corpora import read_che
 from punctum.evaluation import ScoredFile, compare, join_texts, load_scored, score
-from punctum.runtime import Punctuator, RestoreOptions, merge_labels
+from punctum.merging import merge_labels
+from punctum.runtime import Punctuator, RestoreOptions
 from punctum.text import get_inventory, render, sentence_spans
 
 HELD_OUT_VOICE = "en-gb-scotland+m5"

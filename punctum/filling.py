@@ -79,7 +79,7 @@ def counted_marks(given: Labelled) -> tuple[str, ...]:
 
 def fill_only(prediction, written: frozenset[bool], sentence_final: Collection[str],
               post_bias: np.ndarray | None = None, names: Collection[str] = ()):
-    """`prediction` (a runtime.Prediction) with each mark of a written kind replaced by the
+    """`prediction` (a restored.Prediction) with each mark of a written kind replaced by the
     most probable mark of the other kinds or none (the same decision biases applied); a
     Capitalised word after a sentence end so taken away is lowercase, unless it is "I" or
     one of `names` (capitalised.json)."""

@@ -21,6 +21,7 @@ from punctum.text import (
     NULL,
     Labelled,
     ends_sentence,
+    is_abbreviation,
     is_address,
     is_i,
     open_sentences,
@@ -58,6 +59,8 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
             case[i], forms[i] = MIX, given.forms[i]
     abbreviated = given.abbreviated
     edges = (given if options.keep_existing else given.without_written_marks()).edges
+    if not options.keep_existing:
+        abbreviated, edges = _known_abbreviations(given, edges, abbreviations)
     if abbreviations and not options.keep_existing and CAP in prediction.case_labels:
         own = prediction.case_probs.argmax(-1) == prediction.case_labels.index(CAP)
         abbreviated = tuple(a or (w in abbreviations and p == NULL and c == CAP and own[i]
@@ -66,6 +69,20 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
                                                                  abbreviated)))
     return Labelled(given.words, tuple(post), tuple(case), given.pre, tuple(forms),
                     abbreviated, edges)
+
+
+def _known_abbreviations(given: Labelled, edges: tuple, abbreviations: frozenset
+                         ) -> tuple[tuple[bool, ...], tuple]:
+    """Abbreviations the input wrote that a restore without --keep-existing keeps: the
+    known ones ("U.S.", "Mr."); another word whose period stands before a quote and a mark
+    ('it.",', read as an abbreviation by `text.parse`) gets the model's mark where the
+    period was ('it."')."""
+    known, edges = list(given.abbreviated), list(edges)
+    for i, word in enumerate(given.words):
+        if known[i] and not is_abbreviation(word, abbreviations):
+            known[i] = False
+            edges[i] = replace(edges[i], mark_at=0) if edges[i] else None
+    return tuple(known), tuple(edges)
 
 
 def writes_case(given: Labelled, start: int = 1) -> bool:
@@ -120,13 +137,20 @@ def lower_within_sentences(labelled: Labelled, given: Labelled, options: Restore
         if i == 0:
             follows_pause = after_pause
         else:
-            follows_pause = given.post[i - 1] != NULL and i - 1 not in turns and (
-                not ends_sentence(labelled, i - 1, inventory)
-                or quotes_its_mark(labelled, i - 1))  # '"Stop!" he cried'
+            follows_pause = i - 1 not in turns and goes_on_after(labelled, given, i - 1,
+                                                                 inventory)
         if follows_pause and given.case[i] == LOWER and case[i] == CAP \
                 and word not in capitalised and not is_i(word):
             case[i] = LOWER
     return replace(labelled, case=tuple(case))
+
+
+def goes_on_after(labelled: Labelled, given: Labelled, i: int, inventory) -> bool:
+    """Whether the sentence goes on after word i as the input wrote it: a mark the input
+    gave it ends no sentence there (",", ";", "...") or is a quoted ! or ? ('"Stop!" he
+    cried'); `labelled`: the labels as written, `given`: the input's."""
+    return given.post[i] != NULL and (not ends_sentence(labelled, i, inventory)
+                                      or quotes_its_mark(labelled, i))
 
 
 def kept_marks(given: Labelled, options: RestoreOptions) -> frozenset[int]:

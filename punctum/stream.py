@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from punctum.filling import MarkCounts, counted_marks, fill_only
 from punctum.merging import (
     close_text,
+    goes_on_after,
     kept_marks,
     lower_within_sentences,
     merge_labels,
@@ -19,7 +20,6 @@ from punctum.merging import (
 from punctum.restored import Prediction, Restored, RestoreOptions
 from punctum.text import (
     LOWER,
-    NULL,
     Labelled,
     count_open_brackets,
     count_straight_quotes,
@@ -175,9 +175,7 @@ class Stream:
             counted = counted_marks(pending)[:n_final]  # (the last pending word's: later)
             self._marks += MarkCounts.of(counted, tail.post[:len(counted)],
                                          inventory.sentence_final)
-        self._after_pause = pending.post[n_final - 1] != NULL and (
-            not ends_sentence(done, n_final - 1, inventory)
-            or quotes_its_mark(done, n_final - 1))  # '"Stop!" he cried'
+        self._after_pause = goes_on_after(done, pending, n_final - 1, inventory)
         rest = pending.slice(n_final)  # waiting words keep only what the input gave them
         result = self._render(done, _slice_prediction(tail, 0, n_final))
         self._pending = [rest] if len(rest) else []

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 
 NULL = "O"
@@ -536,11 +536,15 @@ def _opens_number(before: str) -> bool:
 
 
 def _is_abbreviation(core: str, inv: Inventory) -> bool:
+    return is_abbreviation(core, inv.abbreviations)
+
+
+def is_abbreviation(word: str, abbreviations: Collection[str]) -> bool:
     """U.S, e.g, a.m, Ph.D, B.Sc (runs of one or two letters separated by periods) or a
-    listed abbreviation."""
-    if lower_word(core) in inv.abbreviations:
+    listed abbreviation (`Inventory.abbreviations`: mr, dr)."""
+    if lower_word(word) in abbreviations:
         return True
-    parts = core.split(".")
+    parts = word.split(".")
     return len(parts) > 1 and all(len(p) <= 2 and p.isalpha() for p in parts)
 
 
@@ -699,11 +703,6 @@ class _Builder:
         """An emoticon joined to the last word ("tomorrow:)"): a new mark goes after it."""
         self.tail.append((emoticon, True))
 
-    def bracket_open(self, prefix: str) -> bool:
-        """Whether a bracket is open at the end of `prefix` (the start of the piece being
-        parsed): `brackets` so far and those `prefix` opens and closes."""
-        return self.brackets + _bracket_delta(prefix) > 0
-
     def _pend(self, text: str, space_before: bool) -> None:
         if not self.pending_before:
             self.pending_space = space_before
@@ -801,9 +800,11 @@ def count_open_brackets(text: str, depth: int = 0, language: str | Inventory = "
     them (emoticons aside): what a stream passes to the next feed's `parse`."""
     if not _ANY_BRACKET.search(text):
         return depth
-    word_char = get_inventory(language)._lookup["word_char"]
+    lookup = get_inventory(language)._lookup
+    word_char, strip = lookup["word_char"], lookup["strip"]
     for token in whitespace_tokens(text):
-        if not _ANY_BRACKET.search(token) or _emoticon_token(token, word_char):
+        if not _ANY_BRACKET.search(token) or _emoticon_token(token, word_char) or (
+                token[0] not in strip and token[-1] not in strip):  # "f(x": a bare word
             continue
         joined = _joined_match(token, depth, word_char)
         depth = max(depth + _bracket_delta(token[:joined.start()] if joined else token), 0)

@@ -8,7 +8,7 @@ import pytest
 
 from punctum import filling
 from punctum.filling import MarkCounts, counted_marks, fill_only
-from punctum.merging import written_labels
+from punctum.merging import merge_labels, written_labels
 from punctum.runtime import Prediction, Punctuator, RestoreOptions
 from punctum.text import LOWER, NULL, parse
 
@@ -124,3 +124,18 @@ def test_an_abbreviations_period_before_a_quote_and_a_mark_keeps_both():
     assert labelled.abbreviated == (False, False, True, False, False, True, False)
     assert labelled.post == (NULL, NULL, "COMMA", NULL, NULL, "PERIOD", NULL)
     assert parse('he said "stop." then').abbreviated[2] is False
+
+
+def test_a_restore_without_keep_existing_marks_a_period_before_a_quote_as_before():
+    given = parse('this is it.", she said')
+    assert given.abbreviated[2] and given.post[2] == "COMMA"  # kept: 'it.",'
+    merged = merge_labels(given, _words_prediction(given), RestoreOptions(), frozenset())
+    assert not merged.abbreviated[2] and merged.edges[2].mark_at == 0  # 'it."': the model's
+    assert merge_labels(given, _words_prediction(given), KEEP).abbreviated[2]
+    known = parse('in the U.S.", he')
+    assert merge_labels(known, _words_prediction(known), RestoreOptions()).abbreviated[2]
+
+
+def _words_prediction(given) -> Prediction:
+    """A prediction of full stops everywhere for the words of `given`."""
+    return replace(_prediction([[0.1, 0.1, 0.8, 0.0]] * len(given)), words=given.words)

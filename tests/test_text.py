@@ -358,6 +358,7 @@ def test_open_brackets_are_counted_as_parse_counts_them():
     assert count_open_brackets("below:) and more", 1) == 0  # closes the bracket
     assert count_open_brackets("tomorrow:) ok") == 0  # an emoticon closes nothing
     assert count_open_brackets("a :( b") == 0 and count_open_brackets("x ) y") == 0
+    assert count_open_brackets("call f(x and") == 0  # a bare word, as parse reads it
     far = "(see " + "a " * 20 + "p:) ok"  # a long bracket is still open
     assert parse(far).edges[-2].after == ")"
 
