@@ -59,7 +59,7 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
             case[i], forms[i] = MIX, given.forms[i]
     abbreviated = given.abbreviated
     edges = (given if options.keep_existing else given.without_written_marks()).edges
-    if not options.keep_existing:
+    if not options.keep_existing and any(abbreviated):
         abbreviated, edges = _known_abbreviations(given, edges, abbreviations)
     if abbreviations and not options.keep_existing and CAP in prediction.case_labels:
         own = prediction.case_probs.argmax(-1) == prediction.case_labels.index(CAP)
