@@ -28,6 +28,8 @@ from punctum.text import (
     quotes_its_mark,
 )
 
+NO_MARKS = MarkCounts()
+
 
 def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOptions,
                  abbreviations: frozenset = frozenset(), cased: bool | None = None) -> Labelled:
@@ -101,23 +103,31 @@ def _names_follow(words: Sequence[str], case: Sequence[str], i: int) -> bool:
 def written_labels(given: Labelled, prediction: Prediction, options: RestoreOptions,
                    inventory, post_bias: np.ndarray | None = None,
                    sentence_ends: Collection[int] = (),
-                   capitalised: frozenset = frozenset()) -> Labelled:
-    """A whole text's labels as written: the model's merged with the input's as the options
-    say (`merge_labels`; `--keep-existing` adds no marks of a kind the input writes itself,
+                   capitalised: frozenset = frozenset(), *, closing: bool = True,
+                   earlier: MarkCounts = NO_MARKS, cased: bool | None = None,
+                   after_pause: bool = False, opening: bool = True) -> Labelled:
+    """A text's labels as written: the model's merged with the input's as the options say
+    (`merge_labels`; `--keep-existing` adds no marks of a kind the input writes itself,
     `filling`), the text closed with a sentence-final mark (`close_text`, unless
     options.close_text is off), as are the words of `sentence_ends` (indexes of words a
-    speaker's turn follows), and its sentences opened where the language does (¿ ¡)."""
+    speaker's turn follows), and its sentences opened where the language does (¿ ¡).
+
+    A stream's words (`stream.Stream`) pass what came before them: `closing` (False: the
+    text goes on), `earlier` (the marks of its final words), `cased` (whether they write
+    case), `after_pause` (the first word follows a kept mark that ends no sentence) and
+    `opening` False (a sentence's first word is final before its end is known).
+    """
     if options.keep_existing:  # no marks of a kind the text writes itself
         final = inventory.sentence_final
-        written = MarkCounts.of(counted_marks(given), prediction.post[:-1], final).written()
-        prediction = fill_only(prediction, written, final, post_bias, capitalised)
-    labelled = merge_labels(given, prediction, options, inventory.abbreviations)
+        counts = earlier + MarkCounts.of(counted_marks(given), prediction.post[:-1], final)
+        prediction = fill_only(prediction, counts.written(), final, post_bias, capitalised)
+    labelled = merge_labels(given, prediction, options, inventory.abbreviations, cased=cased)
     labelled = lower_within_sentences(labelled, given, options, inventory, capitalised,
-                                      turns=sentence_ends)
-    if options.close_text:
+                                      turns=sentence_ends, after_pause=after_pause)
+    if closing and options.close_text:
         labelled = close_text(labelled, prediction, inventory, post_bias, sentence_ends,
                               kept_marks(given, options))
-    return open_sentences(labelled, inventory)
+    return open_sentences(labelled, inventory) if opening else labelled
 
 
 def lower_within_sentences(labelled: Labelled, given: Labelled, options: RestoreOptions,

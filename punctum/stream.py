@@ -8,14 +8,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from punctum.filling import MarkCounts, counted_marks, fill_only
+from punctum.filling import MarkCounts, counted_marks
 from punctum.merging import (
-    close_text,
     goes_on_after,
-    kept_marks,
-    lower_within_sentences,
-    merge_labels,
     writes_case,
+    written_labels,
 )
 from punctum.restored import Prediction, Restored, RestoreOptions
 from punctum.text import (
@@ -155,21 +152,11 @@ class Stream:
         prediction = self.punctuator.predict(words)
         tail = _slice_prediction(prediction, len(self._context))
         inventory = self.punctuator.inventory
-        filled = tail
-        if self.options.keep_existing:  # counted over the words fed so far
-            final = inventory.sentence_final
-            counts = self._marks + MarkCounts.of(counted_marks(pending), tail.post[:-1], final)
-            filled = fill_only(tail, counts.written(), final, self.punctuator.post_bias,
-                               self.punctuator.capitalised)
-        labelled = merge_labels(pending, filled, self.options, inventory.abbreviations,
-                                cased=self._cased)
-        labelled = lower_within_sentences(labelled, pending, self.options, inventory,
-                                          self.punctuator.capitalised,
-                                          after_pause=self._after_pause)
-        if closing and self.options.close_text:
-            labelled = close_text(labelled, tail, self.punctuator.inventory,
+        labelled = written_labels(pending, tail, self.options, inventory,
                                   self.punctuator.post_bias,
-                                  kept=kept_marks(pending, self.options))
+                                  capitalised=self.punctuator.capitalised, closing=closing,
+                                  earlier=self._marks, cased=self._cased,
+                                  after_pause=self._after_pause, opening=False)
         done = labelled.slice(0, n_final)
         if self.options.keep_existing:
             counted = counted_marks(pending)[:n_final]  # (the last pending word's: later)
