@@ -924,7 +924,16 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
                                                   or _period_before_mark(piece[end:], lookup))
     post, mark, after, mark_at = _trail(piece[end + abbreviated:], lookup)
     before = "".join(c for c in piece[:start] if c in kept)
-    builder.add_word(piece[start:end], pre, post, abbreviated, before, after, mark_at, mark)
+    written = piece[start:end]
+    if before and before[-1] in _LEAD_APOSTROPHES and _elides(before[-1], written, inv):
+        before, written = before[:-1], before[-1] + written  # (written "'0" once restored)
+    builder.add_word(written, pre, post, abbreviated, before, after, mark_at, mark)
+
+
+def _elides(apostrophe: str, word: str, inv: Inventory) -> bool:
+    """Whether an apostrophe written before a word would be read as part of it ('0, 'em,
+    ‘90s): one that marks stood between ("',0") is, since restoring drops or moves them."""
+    return _extend_core(apostrophe + word, 1, 1 + len(word), inv)[0] == 0
 
 
 def _period_before_mark(trail: str, lookup: dict) -> bool:
