@@ -185,6 +185,10 @@ def _add_restore_options(parser) -> None:
     parser.add_argument("--no-case", action="store_true", help="restore marks only")
     parser.add_argument("--keep-existing", action="store_true",
                         help="keep marks and casing already present in the input")
+    parser.add_argument("--fill", choices=["missing", "all"], default=None,
+                        help="with --keep-existing, where the model's marks go: the kinds of "
+                             "mark the input leaves out (missing, the default) or every word "
+                             "it left without one (all)")
     parser.add_argument("--no-pauses", action="store_true",
                         help="do not give a pause-aware model the pauses from word or cue "
                              "timings (text alone)")
@@ -332,9 +336,13 @@ def _post_bias(args) -> dict[str, float] | None:
 def _restore_options(args):
     from punctum.runtime import RestoreOptions
 
+    fill = getattr(args, "fill", None)
+    if fill is not None and not args.keep_existing:
+        raise ValueError("--fill is for --keep-existing (without it every mark is the model's)")
     return RestoreOptions(case=not args.no_case, keep_existing=args.keep_existing,
                           pauses=not getattr(args, "no_pauses", False),
-                          annotations=not getattr(args, "no_annotations", False))
+                          annotations=not getattr(args, "no_annotations", False),
+                          fill=fill or "missing")
 
 
 def _file_options(args):

@@ -117,7 +117,7 @@ def written_labels(given: Labelled, prediction: Prediction, options: RestoreOpti
     case), `after_pause` (the first word follows a kept mark that ends no sentence) and
     `opening` False (a sentence's first word is final before its end is known).
     """
-    if options.keep_existing:  # no marks of a kind the text writes itself
+    if options.keep_existing and options.fill == "missing":  # no marks of a kind it writes
         final = inventory.sentence_final
         counts = earlier + MarkCounts.of(counted_marks(given), prediction.post[:-1], final)
         prediction = fill_only(prediction, counts.written(), final, post_bias, capitalised)

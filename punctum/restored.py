@@ -12,6 +12,8 @@ import numpy as np
 
 from punctum.text import Labelled
 
+FILL_CHOICES = ("missing", "all")
+
 
 @dataclass(frozen=True)
 class RestoreOptions:
@@ -31,6 +33,9 @@ class RestoreOptions:
             speaker labels ("JOHN:"), dialogue dashes, ">>", [sound descriptions] and
             timestamps are kept out of the model and written as they are, and a speaker's
             turn starts a sentence (`formats.annotations`); False: they are read as words.
+        fill: with keep_existing, where the model's marks go: "missing" (the kinds of mark
+            the text leaves out, `filling`) or "all" (every word the input left without a
+            mark).
     """
 
     case: bool = True
@@ -40,10 +45,13 @@ class RestoreOptions:
     batch_size: int = 16
     pauses: bool = True
     annotations: bool = True
+    fill: str = "missing"
 
     def __post_init__(self) -> None:
         if not 1 <= self.batch_size <= 1024:
             raise ValueError(f"batch_size must be in [1, 1024], got {self.batch_size}")
+        if self.fill not in FILL_CHOICES:
+            raise ValueError(f"fill must be one of {', '.join(FILL_CHOICES)}, got {self.fill!r}")
 
 
 @dataclass(frozen=True)

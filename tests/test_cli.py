@@ -193,7 +193,8 @@ def test_restore_empty_input_is_empty_output(tiny_artifact, tmp_path, capsys):
      ("newline", "a\\nb.txt: no such file"),
      ("binary", "not valid UTF-8 (invalid start byte at byte 0); --errors replace substitutes"),
      ("model", "no model"),
-     ("folder", "is a folder (--input-dir restores the files under it)")],
+     ("folder", "is a folder (--input-dir restores the files under it)"),
+     ("fill", "--fill is for --keep-existing")],
 )
 def test_restore_errors_are_one_line(tiny_artifact, tmp_path, capsys, setup, message):
     path = tmp_path / {"missing": "missing.txt", "newline": "a\nb.txt"}.get(setup, "bin.txt")
@@ -201,10 +202,11 @@ def test_restore_errors_are_one_line(tiny_artifact, tmp_path, capsys, setup, mes
         path.mkdir()
     if setup == "binary":
         path.write_bytes(b"hello\n\xff\xfe world\n")
-    elif setup == "model":
+    elif setup in ("model", "fill"):
         path.write_text("hello world\n", encoding="utf-8")
     model = "no-such-model" if setup == "model" else str(tiny_artifact)
-    code = main(["restore", "--model", model, "-i", str(path)])
+    fill = ["--fill", "all"] if setup == "fill" else []
+    code = main(["restore", "--model", model, "-i", str(path), *fill])
     err = capsys.readouterr().err
     assert code == 2 and message in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -139,3 +139,16 @@ def test_a_restore_without_keep_existing_marks_a_period_before_a_quote_as_before
 def _words_prediction(given) -> Prediction:
     """A prediction of full stops everywhere for the words of `given`."""
     return replace(_prediction([[0.1, 0.1, 0.8, 0.0]] * len(given)), words=given.words)
+
+
+def test_fill_all_puts_the_models_marks_wherever_the_input_has_none(punctuator):
+    given = parse("we like the house. my friend visits new york. do you see the car?")
+    post = list(given.post)
+    post[1] = post[5] = "COMMA"
+    post[2] = "PERIOD"
+    more = replace(punctuator.predict(given.words), post=tuple(post))
+    every = RestoreOptions(keep_existing=True, fill="all")
+    labelled = written_labels(given, more, every, punctuator.inventory)
+    assert labelled.post[1] == labelled.post[5] == "COMMA" and labelled.post[2] == "PERIOD"
+    with pytest.raises(ValueError, match="fill must be one of missing, all"):
+        RestoreOptions(fill="some")

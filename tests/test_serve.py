@@ -99,6 +99,19 @@ def test_subtitle_document_keeps_timings(client):
     assert cue_words(restored) == cue_words(SRT) and restored != SRT
 
 
+def test_keep_existing_fills_the_missing_kinds_or_all(client):
+    text = ("We like the house. My friend visits New York and we like it so we go there "
+            "often. Do you see the car?")
+    answers = {fill: client.post("/v1/restore", json={"text": text, "keep_existing": True,
+                                                      "fill": fill}).json()["text"]
+               for fill in ("missing", "all")}
+    for answer in answers.values():
+        assert normalize(answer) == normalize(text)
+    assert answers["missing"].count(".") == 2  # its sentence ends, no new ones
+    bad = client.post("/v1/restore", json={"text": text, "keep_existing": True, "fill": "x"})
+    assert bad.status_code == 422
+
+
 def test_ctm_document_keeps_every_field(client):
     ctm = "u1 A 0.00 0.30 so 0.9\nu1 A 0.30 0.20 what\nu1 A 0.50 0.10 <unk>\nu1 A 0.60 0.2 now\n"
     response = client.post("/v1/restore", json={"text": ctm, "format": "ctm"})

@@ -54,6 +54,9 @@ class RestoreRequest(BaseModel):
     model: str | None = Field(None, description="a loaded model (default: the first)")
     case: bool = Field(True, description="restore casing")
     keep_existing: bool = Field(False, description="keep marks and case already present")
+    fill: Literal["missing", "all"] = Field(
+        "missing", description="with keep_existing, where the model's marks go: the kinds "
+        "of mark the text leaves out (missing) or every word it left without one (all)")
     annotations: bool = Field(True, description="keep speaker labels (JOHN:), dialogue "
                               "dashes, >>, [sound descriptions] and line-start timestamps as "
                               "written, a speaker's turn starting a sentence; with words=true "
@@ -281,7 +284,7 @@ def _add_routes(app: FastAPI, state: ServerState) -> None:
         texts = _request_texts(body)
         state.check_size(texts)
         options = RestoreOptions(case=body.case, keep_existing=body.keep_existing,
-                                 annotations=body.annotations)
+                                 annotations=body.annotations, fill=body.fill)
         if body.format != "text":
             document = await state.within_timeout(_restore_document(state, name, body, options))
             return RestoreResponse(model=name, format=body.format, text=document)
