@@ -1,6 +1,6 @@
 """What `--keep-existing` fills in: marks added to text that already has some.
 
-    python benchmarks/bench_fill.py --model en-tiny --data ../shared/data
+    python benchmarks/bench_fill.py --model en-tiny --data ../shared/data [--fill all]
 
 IWSLT2011 test2011 (Che's words and labels, lowercased) is restored with `--keep-existing`
 after keeping only some of its reference marks: none (what a recogniser gives), the
@@ -25,7 +25,6 @@ from punctum.evaluation import ScoredFile, load_scored, score
 from punctum.runtime import Punctuator, RestoreOptions
 from punctum.text import NULL, get_inventory, parse, render
 
-KEEP = RestoreOptions(keep_existing=True)
 SCENARIOS = {
     "no_marks": frozenset(),
     "sentence_ends_given": frozenset({"PERIOD", "QUESTION", "EXCLAMATION"}),
@@ -34,11 +33,12 @@ SCENARIOS = {
 }
 
 
-def fill(punctuator: Punctuator, reference: ScoredFile, kept: frozenset) -> dict:
+def fill(punctuator: Punctuator, reference: ScoredFile, kept: frozenset,
+         keep: RestoreOptions) -> dict:
     """Restore the reference's words with only the marks in `kept`, and score the result."""
     ref = reference.labelled
     given = replace(ref, post=tuple(p if p in kept else NULL for p in ref.post))
-    text = punctuator.restore(render(given), KEEP)
+    text = punctuator.restore(render(given), keep)
     restored = parse(text, punctuator.inventory)
     if restored.words != ref.words:
         raise RuntimeError("a restore changed the words")
@@ -55,12 +55,12 @@ def fill(punctuator: Punctuator, reference: ScoredFile, kept: frozenset) -> dict
     }
 
 
-def added_per_thousand(punctuator: Punctuator, texts: list[str]) -> float:
+def added_per_thousand(punctuator: Punctuator, texts: list[str], keep: RestoreOptions) -> float:
     """Marks a `--keep-existing` restore adds to finished texts, per 1,000 words (the last
     word of a text without a closing mark is closed by design: not counted)."""
     inventory = punctuator.inventory
     added = words = 0
-    for text, restored in zip(texts, punctuator.restore_batch(texts, KEEP)):
+    for text, restored in zip(texts, punctuator.restore_batch(texts, keep)):
         given, out = parse(text, inventory), parse(restored, inventory)
         words += len(given)
         added += sum(g == NULL and o != NULL
@@ -74,15 +74,19 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--lines", type=int, default=2000, help="texts of each finished corpus")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--fill", choices=["missing", "all"], default="missing",
+                        help="RestoreOptions.fill (all: the model's mark after every word "
+                             "without one, as before session 21)")
     args = parser.parse_args()
+    keep = RestoreOptions(keep_existing=True, fill=args.fill)
     data = existing_data(args.data, "iwslt2011/test2011", LIBRITTS, WIKITEXT)
     punctuator = Punctuator.load(args.model, threads=args.threads)
     reference = load_scored(data / "iwslt2011" / "test2011", "che")
-    result = {name: fill(punctuator, reference, kept) for name, kept in SCENARIOS.items()}
+    result = {name: fill(punctuator, reference, kept, keep) for name, kept in SCENARIOS.items()}
     result["finished_texts_added_per_1000_words"] = {
-        name: added_per_thousand(punctuator, texts)
+        name: added_per_thousand(punctuator, texts, keep)
         for name, texts in load_texts(data, args.lines).items()}
-    print_result(result, args.model)
+    print_result(result | {"fill": args.fill}, args.model)
 
 
 if __name__ == "__main__":
