@@ -428,6 +428,8 @@ def apply_case(word: str, case: str, form: str | None = None) -> str:
         return word
     if case == MIX and form is not None and lower_word(form) == word:
         return form
+    if case == MIX and (guessed := _mixed_form(word)) is not None:
+        return guessed
     if case == UPPER:
         written = "".join(upper_char(c) for c in word)
     else:
@@ -442,6 +444,23 @@ def apply_case(word: str, case: str, form: str | None = None) -> str:
         kept = "".join(c if c in "σς" or w in "σς" else w for c, w in zip(word, written))
         return kept if lower_word(kept) == word else word
     return written
+
+
+# Mixed case a word without a known form is written in: McDonald, O'Neil, U.S.-based
+_MC_NAME = re.compile(r"(mc|o['’])([a-z]{2,})")
+
+
+def _mixed_form(word: str) -> str | None:
+    """A mixed-case form guessed from the word's shape: "Mc" and "O'" names (mcdonald ->
+    McDonald, o'neil -> O'Neil), and a hyphenated word whose first part is a dotted
+    initialism (u.s.-based -> U.S.-based); None for others (written Capitalised)."""
+    name = _MC_NAME.fullmatch(word)
+    if name and word not in ("o'clock", "o’clock"):
+        return name.group(1).capitalize() + name.group(2).capitalize()
+    head, dash, rest = word.partition("-")
+    if dash and rest and is_initialism(head):
+        return head.upper() + dash + rest
+    return None
 
 
 # ----------------------------------------------------------------------------- parsing

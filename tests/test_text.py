@@ -114,6 +114,18 @@ def test_case_of(word, case):
     assert case_of(word) == case
 
 
+@pytest.mark.parametrize("word, written", [
+    ("mcdonald", "McDonald"), ("o'neil", "O'Neil"), ("o’brien", "O’Brien"),
+    ("u.s.-based", "U.S.-based"), ("o'clock", "O'clock"), ("mc", "Mc"),
+    ("well-known", "Well-known"),
+])
+def test_a_mixed_word_without_a_form_takes_one_from_its_shape(word, written):
+    assert apply_case(word, MIX) == written
+    assert apply_case(word, MIX, "MCDONALD" if word == "mcdonald" else None) == \
+        ("MCDONALD" if word == "mcdonald" else written)  # a known form wins
+    assert apply_case(word, CAP) == word[0].upper() + word[1:]  # CAP stays CAP
+
+
 def test_apply_case_keeps_letters_that_do_not_round_trip():
     assert apply_case("straße", UPPER) == "STRAßE"  # "ß".upper() is "SS": kept as is
     assert apply_case("hello", CAP) == "Hello"
