@@ -446,8 +446,9 @@ def apply_case(word: str, case: str, form: str | None = None) -> str:
     return written
 
 
-# Mixed case a word without a known form is written in: McDonald, O'Neil, U.S.-based
-_MC_NAME = re.compile(r"(mc|o['’])([a-z]{2,})")
+# Mixed case a word without a known form is written in: McDonald, O'Neil, U.S.-based (not
+# o'er, o'ercome, mcqs, mcat: three letters or more, none an "er" after "o'")
+_MC_NAME = re.compile(r"(mc|o['’](?!er))([a-z]{3,})(['’]s)?")
 
 
 def _mixed_form(word: str) -> str | None:
@@ -456,7 +457,7 @@ def _mixed_form(word: str) -> str | None:
     initialism (u.s.-based -> U.S.-based); None for others (written Capitalised)."""
     name = _MC_NAME.fullmatch(word)
     if name and word not in ("o'clock", "o’clock"):
-        return name.group(1).capitalize() + name.group(2).capitalize()
+        return name.group(1).capitalize() + name.group(2).capitalize() + (name.group(3) or "")
     head, dash, rest = word.partition("-")
     if dash and rest and is_initialism(head):
         return head.upper() + dash + rest

@@ -110,6 +110,8 @@ def test_keep_existing_fills_the_missing_kinds_or_all(client):
     assert answers["missing"].count(".") == 2  # its sentence ends, no new ones
     bad = client.post("/v1/restore", json={"text": text, "keep_existing": True, "fill": "x"})
     assert bad.status_code == 422
+    alone = client.post("/v1/restore", json={"text": text, "fill": "all"})
+    assert alone.status_code == 422 and "keep_existing" in alone.json()["error"]["message"]
 
 
 def test_ctm_document_keeps_every_field(client):

@@ -117,7 +117,8 @@ def test_case_of(word, case):
 @pytest.mark.parametrize("word, written", [
     ("mcdonald", "McDonald"), ("o'neil", "O'Neil"), ("o’brien", "O’Brien"),
     ("u.s.-based", "U.S.-based"), ("o'clock", "O'clock"), ("mc", "Mc"),
-    ("well-known", "Well-known"),
+    ("well-known", "Well-known"), ("mcdonald's", "McDonald's"), ("o'er", "O'er"),
+    ("o'ercome", "O'ercome"), ("mcqs", "Mcqs"), ("mcat", "Mcat"), ("o'th", "O'th"),
 ])
 def test_a_mixed_word_without_a_form_takes_one_from_its_shape(word, written):
     assert apply_case(word, MIX) == written

@@ -54,9 +54,10 @@ class RestoreRequest(BaseModel):
     model: str | None = Field(None, description="a loaded model (default: the first)")
     case: bool = Field(True, description="restore casing")
     keep_existing: bool = Field(False, description="keep marks and case already present")
-    fill: Literal["missing", "all"] = Field(
-        "missing", description="with keep_existing, where the model's marks go: the kinds "
-        "of mark the text leaves out (missing) or every word it left without one (all)")
+    fill: Literal["missing", "all"] | None = Field(
+        None, description="with keep_existing, where the model's marks go: the kinds of "
+        "mark the text leaves out (missing, the default) or every word it left without one "
+        "(all)")
     annotations: bool = Field(True, description="keep speaker labels (JOHN:), dialogue "
                               "dashes, >>, [sound descriptions] and line-start timestamps as "
                               "written, a speaker's turn starting a sentence; with words=true "
@@ -284,7 +285,7 @@ def _add_routes(app: FastAPI, state: ServerState) -> None:
         texts = _request_texts(body)
         state.check_size(texts)
         options = RestoreOptions(case=body.case, keep_existing=body.keep_existing,
-                                 annotations=body.annotations, fill=body.fill)
+                                 annotations=body.annotations, fill=body.fill or "missing")
         if body.format != "text":
             document = await state.within_timeout(_restore_document(state, name, body, options))
             return RestoreResponse(model=name, format=body.format, text=document)
@@ -368,6 +369,9 @@ def _request_texts(body: RestoreRequest) -> list[str]:
     if body.format not in KEYED and (body.text_key or body.output_key):
         raise ApiError(422, "invalid_request", f"'text_key' and 'output_key' are for NeMo "
                        f"manifests and CSV/TSV tables, not {body.format!r}")
+    if body.fill is not None and not body.keep_existing:
+        raise ApiError(422, "invalid_request", "'fill' is for 'keep_existing' (without it "
+                       "every mark is the model's)")
     if body.format != "text" and body.words:
         raise ApiError(422, "invalid_request", f"'words' is for format 'text', not "
                        f"{body.format!r} (whose output keeps its own timings)")
