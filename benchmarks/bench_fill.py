@@ -5,7 +5,8 @@
 IWSLT2011 test2011 (Che's words and labels, lowercased) is restored with `--keep-existing`
 after keeping only some of its reference marks: none (what a recogniser gives), the
 sentence ends (".", "?": commas to fill in), the commas (sentence ends to fill in), or all of
-them (a finished text: nothing to fill in). Each output is scored against the full reference
+them (a finished text: nothing to fill in), or nine in ten of them, drawn at random (a
+finished text with gaps). Each output is scored against the full reference
 (P / R / F1 per mark and overall, IWSLT2011 convention), and the marks it adds where the
 given text had none are counted: `added`, and `added_wrong` (where the reference has none).
 The finished texts of bench_kept.py (LibriTTS book sentences, wikitext-2 paragraphs) give
@@ -15,6 +16,7 @@ the marks added to punctuated, cased text per 1,000 words, none of which its wri
 from __future__ import annotations
 
 import argparse
+import random
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,14 +32,20 @@ SCENARIOS = {
     "sentence_ends_given": frozenset({"PERIOD", "QUESTION", "EXCLAMATION"}),
     "commas_given": frozenset({"COMMA"}),
     "all_given": frozenset({"COMMA", "PERIOD", "QUESTION", "EXCLAMATION"}),
+    "nine_in_ten_given": 0.9,  # a finished text with gaps: each mark kept with p = 0.9
 }
 
 
-def fill(punctuator: Punctuator, reference: ScoredFile, kept: frozenset,
+def fill(punctuator: Punctuator, reference: ScoredFile, kept: frozenset | float,
          keep: RestoreOptions) -> dict:
-    """Restore the reference's words with only the marks in `kept`, and score the result."""
+    """Restore the reference's words with only the marks in `kept` (a share: each mark kept
+    with that probability, seeded), and score the result."""
     ref = reference.labelled
-    given = replace(ref, post=tuple(p if p in kept else NULL for p in ref.post))
+    if isinstance(kept, float):
+        rng = random.Random(0)
+        given = replace(ref, post=tuple(p if rng.random() < kept else NULL for p in ref.post))
+    else:
+        given = replace(ref, post=tuple(p if p in kept else NULL for p in ref.post))
     text = punctuator.restore(render(given), keep)
     restored = parse(text, punctuator.inventory)
     if restored.words != ref.words:
