@@ -19,7 +19,7 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-from punctum.runtime import Punctuator  # noqa: E402
+from punctum.runtime import Punctuator, RestoreOptions  # noqa: E402
 from punctum.serve import ServeConfig, create_app  # noqa: E402
 from punctum.text import normalize  # noqa: E402
 
@@ -81,6 +81,21 @@ def test_page_restores_pasted_text(server_url, browser):
     shown = browser.find_element(By.ID, "result").text
     assert shown == punctuator.restore(text)
     assert normalize(shown) == text.split() and shown != text
+
+
+def test_page_keeps_existing_marks_when_asked(server_url, browser):
+    url, punctuator = server_url
+    text = "Well; so what do you think. i think it's great"
+    browser.get(url + "/")
+    wait = WebDriverWait(browser, 20)
+    wait.until(lambda d: d.find_element(By.ID, "model").get_attribute("value") == "en-tiny")
+    browser.find_element(By.ID, "input").send_keys(text)
+    browser.find_element(By.ID, "keep").click()
+    browser.find_element(By.ID, "restore").click()
+    wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "status"), "ms"))
+    shown = browser.find_element(By.ID, "result").text
+    assert shown == punctuator.restore(text, RestoreOptions(keep_existing=True))
+    assert shown.startswith("Well;")
 
 
 def test_page_shows_errors(server_url, browser):
