@@ -555,10 +555,6 @@ def _opens_number(before: str) -> bool:
     return not any(c.isalnum() or c == "." for c in before)
 
 
-def _is_abbreviation(core: str, inv: Inventory) -> bool:
-    return is_abbreviation(core, inv.abbreviations)
-
-
 def is_abbreviation(word: str, abbreviations: Collection[str]) -> bool:
     """U.S, e.g, a.m, Ph.D, B.Sc (runs of one or two letters separated by periods) or a
     listed abbreviation (`Inventory.abbreviations`: mr, dr)."""
@@ -677,7 +673,7 @@ class _Builder:
             at = len(edges.after) if at is None else at
             self.edges[-1] = edges = replace(edges, mark_at=at)
         elif written == "." and (self.abbreviated[-1]
-                                 or _is_abbreviation(self.words[-1], self.inv)):
+                                 or is_abbreviation(self.words[-1], self.inv.abbreviations)):
             self.abbreviated[-1] = True  # "U.S. ." is written "U.S.", as "a.a ." is "a.a."
             return
         self.post[-1] = post
@@ -844,8 +840,12 @@ def _emoticon_token(token: str, word_char: re.Pattern) -> bool:
 
 
 def _symbol_match(token: str) -> re.Match | None:
-    """An emoticon or a recogniser's tag at the start of a token."""
-    return _TAG.match(token) if token[:1] == "<" else _EMOTICON.match(token)
+    """An emoticon or a recogniser's tag at the start of a token (most tokens start with
+    neither: one character looked at)."""
+    first = token[:1]
+    if first == "<":
+        return _TAG.match(token)
+    return _EMOTICON.match(token) if first in (":", ";", "=") else None
 
 
 def _joined_match(piece: str, depth: int, word_char: re.Pattern) -> re.Match | None:
@@ -940,8 +940,9 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     post, mark, _, _ = _trail(piece[:start], lookup)
     builder.add_orphan_marks(NULL, post, mark, not space_before)  # "a ,b", "时间：2020年"
     pre = _edge_marks(piece[:start], lookup, "pre")
-    abbreviated = piece[end:end + 1] == "." and (_is_abbreviation(piece[start:end], inv)
-                                                  or _period_before_mark(piece[end:], lookup))
+    abbreviated = piece[end:end + 1] == "." and (
+        is_abbreviation(piece[start:end], inv.abbreviations)
+        or _period_before_mark(piece[end:], lookup))
     post, mark, after, mark_at = _trail(piece[end + abbreviated:], lookup)
     before = "".join(c for c in piece[:start] if c in kept)
     written = piece[start:end]
@@ -1170,8 +1171,7 @@ def quotes_its_mark(labelled: Labelled, i: int) -> bool:
     ('"Stop!"', '“Why?”'), after which a word in lowercase goes on with the sentence."""
     edges = labelled.edges[i]
     return (edges is not None and labelled.post[i] in ("QUESTION", "EXCLAMATION")
-            and edges.after[edges.mark_at:edges.mark_at + 1] in _CLOSING_QUOTES
-            and edges.mark_at < len(edges.after))
+            and edges.after[edges.mark_at:edges.mark_at + 1] in _CLOSING_QUOTES)
 
 
 _ELLIPSIS = re.compile(r"(?:\s?\.){2,}|…")

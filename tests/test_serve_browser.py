@@ -69,16 +69,23 @@ def browser(tmp_path_factory):
     driver.quit()
 
 
-def test_page_restores_pasted_text(server_url, browser):
-    url, punctuator = server_url
-    text = "so what do you think i think it's great"
+def _restore_on_page(browser, url: str, text: str, *boxes: str) -> str:
+    """Paste `text` into the page, tick the checkboxes named, restore; the result shown."""
     browser.get(url + "/")
     wait = WebDriverWait(browser, 20)
     wait.until(lambda d: d.find_element(By.ID, "model").get_attribute("value") == "en-tiny")
     browser.find_element(By.ID, "input").send_keys(text)
+    for box in boxes:
+        browser.find_element(By.ID, box).click()
     browser.find_element(By.ID, "restore").click()
     wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "status"), "ms"))
-    shown = browser.find_element(By.ID, "result").text
+    return browser.find_element(By.ID, "result").text
+
+
+def test_page_restores_pasted_text(server_url, browser):
+    url, punctuator = server_url
+    text = "so what do you think i think it's great"
+    shown = _restore_on_page(browser, url, text)
     assert shown == punctuator.restore(text)
     assert normalize(shown) == text.split() and shown != text
 
@@ -86,14 +93,7 @@ def test_page_restores_pasted_text(server_url, browser):
 def test_page_keeps_existing_marks_when_asked(server_url, browser):
     url, punctuator = server_url
     text = "Well; so what do you think. i think it's great"
-    browser.get(url + "/")
-    wait = WebDriverWait(browser, 20)
-    wait.until(lambda d: d.find_element(By.ID, "model").get_attribute("value") == "en-tiny")
-    browser.find_element(By.ID, "input").send_keys(text)
-    browser.find_element(By.ID, "keep").click()
-    browser.find_element(By.ID, "restore").click()
-    wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "status"), "ms"))
-    shown = browser.find_element(By.ID, "result").text
+    shown = _restore_on_page(browser, url, text, "keep")
     assert shown == punctuator.restore(text, RestoreOptions(keep_existing=True))
     assert shown.startswith("Well;")
 
