@@ -828,8 +828,9 @@ def count_open_brackets(text: str, depth: int = 0, language: str | Inventory = "
 
 
 # a recogniser's tag for what is no word, a token of its own: "<unk>", "<NOISE>",
-# "<spoken_noise>", "</s>" (marks after it are the word before's: "<unk>.")
-_TAG = re.compile(r"</?[A-Za-z][\w-]{0,31}>")
+# "<spoken_noise>", "</s>", Kaldi's and Switchboard's "[noise]", "[laughter]",
+# "[vocalized-noise]" (marks after it are the word before's: "<unk>.", "[noise].")
+_TAG = re.compile(r"</?[A-Za-z][\w-]{0,31}>|\[[A-Za-z][\w-]{0,31}\]")
 
 
 def _emoticon_token(token: str, word_char: re.Pattern) -> bool:
@@ -843,7 +844,7 @@ def _symbol_match(token: str) -> re.Match | None:
     """An emoticon or a recogniser's tag at the start of a token (most tokens start with
     neither: one character looked at)."""
     first = token[:1]
-    if first == "<":
+    if first in ("<", "["):
         return _TAG.match(token)
     return _EMOTICON.match(token) if first in (":", ";", "=") else None
 
@@ -910,7 +911,7 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
                  space_after: bool = True) -> None:
     inv = builder.inv
     lookup = inv._lookup
-    if (piece[0] in ":;=<" and space_before and space_after  # a whole token: ":D", "<unk>"
+    if (piece[0] in ":;=<[" and space_before and space_after  # whole: ":D", "<unk>", "[noise]"
             and _emoticon_token(piece, lookup["word_char"])):
         _parse_wordless(piece, builder, space_before, space_after)
         return

@@ -84,12 +84,14 @@ def test_emoticons_stay_whole_in_restores_and_streams(punctuator):
 
 
 def test_a_recognisers_tags_are_written_as_they_came(punctuator):
-    source = "<unk> we visit new york <NOISE> do you like the house"
+    source = "<unk> we visit new york <NOISE> do you like the house [laughter] yes"
     restored = punctuator.restore(source)  # not "<Unk>", and no word for the model
     assert restored.startswith("<unk> ") and " <NOISE> " in restored
+    assert " [laughter] " in restored  # not "[Laughter]", nor "[laughter]?"
     stream = punctuator.stream(lookahead=2)
     pieces = [p for word in source.split() for p in stream.feed(word)] + stream.flush()
     assert " ".join(pieces).startswith("<unk> ") and " <NOISE> " in " ".join(pieces)
+    assert " [laughter] " in " ".join(pieces)
 
 
 @pytest.mark.parametrize("source, keep", [
@@ -213,7 +215,7 @@ def test_keep_existing_forces_no_capital_within_a_written_sentence(punctuator):
 def test_keep_existing_keeps_a_speech_tag_after_a_quoted_mark(punctuator):
     options = RestoreOptions(keep_existing=True)
     for source in ('"Stop!" he cried and we left.', "“Why?” she asked. We left."):
-        assert punctuator.restore(source, options).startswith(source[:11])  # "he", "she"
+        assert punctuator.restore(source, options).startswith(source[:10])  # "he", "she"
     assert punctuator.restore('"Stop!" He cried.', options) == '"Stop!" He cried.'
 
 

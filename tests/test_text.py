@@ -349,6 +349,9 @@ def test_what_stands_around_an_emoticon_is_kept(source, kept):
     ("<unk> the meeting is at <UNK>. noon", ("the", "meeting", "is", "at", "noon")),
     ("i said <spoken_noise> hello </s>", ("i", "said", "hello")),
     ("if a <b then c", ("if", "a", "<b", "then", "c")),  # no tag: a word
+    ("[noise] so what [laughter]. do you [vocalized-noise] think", (
+        "so", "what", "do", "you", "think")),  # Kaldi's and Switchboard's
+    ("or [door slams] now", ("or", "door", "slams", "now")),  # words in brackets: no tag
 ])
 def test_a_recognisers_tags_are_no_words_and_stay_as_written(source, words):
     labelled = parse(source)
