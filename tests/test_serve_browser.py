@@ -69,14 +69,17 @@ def browser(tmp_path_factory):
     driver.quit()
 
 
-def _restore_on_page(browser, url: str, text: str, *boxes: str) -> str:
-    """Paste `text` into the page, tick the checkboxes named, restore; the result shown."""
+def _restore_on_page(browser, url: str, text: str, *boxes: str, fill: str = "") -> str:
+    """Paste `text` into the page, tick the checkboxes named, choose `fill` (an option's
+    text), restore; the result shown."""
     browser.get(url + "/")
     wait = WebDriverWait(browser, 20)
     wait.until(lambda d: d.find_element(By.ID, "model").get_attribute("value") == "en-tiny")
     browser.find_element(By.ID, "input").send_keys(text)
     for box in boxes:
         browser.find_element(By.ID, box).click()
+    if fill:
+        browser.find_element(By.ID, "fill").send_keys(fill)
     browser.find_element(By.ID, "restore").click()
     wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "status"), "ms"))
     return browser.find_element(By.ID, "result").text
@@ -96,6 +99,16 @@ def test_page_keeps_existing_marks_when_asked(server_url, browser):
     shown = _restore_on_page(browser, url, text, "keep")
     assert shown == punctuator.restore(text, RestoreOptions(keep_existing=True))
     assert shown.startswith("Well;")
+
+
+def test_page_fills_every_gap_when_asked(server_url, browser):
+    url, punctuator = server_url
+    text = ("Well, so what do you think? I think, it is great. well i went home and then i "
+            "slept you know what i mean, it was late. Yes.")
+    missing = punctuator.restore(text, RestoreOptions(keep_existing=True))
+    every = punctuator.restore(text, RestoreOptions(keep_existing=True, fill="all"))
+    assert missing != every  # the text writes both kinds: only --fill all adds marks
+    assert _restore_on_page(browser, url, text, "keep", fill="every gap") == every
 
 
 def test_page_shows_errors(server_url, browser):
