@@ -105,22 +105,23 @@ def _lines(path: str | Path, errors: str = "strict",
     Args:
         errors: "strict" (undecodable bytes are an error) or "replace" (they become U+FFFD).
     """
-    try:
-        with open_binary(path) as handle:
-            yield from decode_lines(handle, str(path), errors, keep_ends)
-    except (gzip.BadGzipFile, EOFError, zlib.error) as error:
-        raise ValueError(f"{path}: cannot be read ({error})") from None
+    with open_binary(path) as handle:
+        yield from decode_lines(handle, str(path), errors, keep_ends)
 
 
 def decode_lines(handle, name: str, errors: str = "strict",
                  keep_ends: bool = False) -> Iterator[tuple[int, str]]:
     """Decode a binary line iterator (a file or sys.stdin.buffer) as UTF-8, line by line
-    (the byte-order mark dropped; line endings too, unless `keep_ends`)."""
+    (the byte-order mark dropped; line endings too, unless `keep_ends`); a gzip stream that
+    is cut short or corrupt is a ValueError naming `name`."""
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
-    for line_no, raw in enumerate(handle, start=1):
-        text = _decode(raw, name, line_no, errors)
-        yield line_no, text if keep_ends else text.rstrip("\r\n")
+    try:
+        for line_no, raw in enumerate(handle, start=1):
+            text = _decode(raw, name, line_no, errors)
+            yield line_no, text if keep_ends else text.rstrip("\r\n")
+    except (gzip.BadGzipFile, EOFError, zlib.error) as error:
+        raise ValueError(f"{name}: cannot be read as gzip ({error})") from None
 
 
 def _decode(raw: bytes, name: str, line_no: int, errors: str = "strict") -> str:

@@ -47,6 +47,20 @@ def test_restore_stdin_keeps_lines_and_blank_lines(tiny_artifact, capsys, monkey
     assert code == 0 and lines[1] == "" and normalize(lines[2]) == ["we", "see", "a", "boat"]
 
 
+@pytest.mark.parametrize("damage", ["cut", "flipped"])
+def test_restore_names_stdin_when_its_gzip_is_damaged(tiny_artifact, capsys, monkeypatch,
+                                                      damage):
+    data = bytearray(gzip.compress(f"{SAMPLE}\n".encode() * 400))
+    if damage == "cut":
+        data = data[:len(data) // 2]
+    else:
+        data[-6] ^= 0xFF  # the CRC
+    stdin = io.TextIOWrapper(io.BufferedReader(io.BytesIO(bytes(data))))  # peeks, as a pipe
+    monkeypatch.setattr(sys, "stdin", stdin)
+    code, _, err = _restore([], tiny_artifact, capsys)
+    assert code == 2 and err.count("\n") == 1 and "<stdin>: cannot be read as gzip" in err
+
+
 def test_restore_files_to_folder_and_json(tiny_artifact, tmp_path, capsys):
     a = tmp_path / "a.txt"
     a.write_text(SAMPLE + "\n", encoding="utf-8")
