@@ -375,6 +375,23 @@ def test_restoring_whisper_rebuilds_segment_text_from_words():
     assert out["language"] == "en" and list(out) == list(WHISPER)
 
 
+def test_an_edited_whisper_text_keeps_its_words_and_the_stale_words_stay():
+    words = [{"word": f" {w}", "start": i, "end": i + 0.5}
+             for i, w in enumerate(["so", "what", "do", "you"])]
+    edited = {"segments": [{"start": 0, "end": 4, "text": "so what do you think", "words": words},
+                           {"start": 4, "end": 6, "text": " about it", "words": [
+                               {"word": " about", "start": 4, "end": 5},
+                               {"word": " it", "start": 5, "end": 6}]}]}
+    _, restored, punctuator = _restored_cues(json.dumps(edited), "whisper",
+                                             "So, what do you think about it?")
+    out = json.loads(formats.dumps(restored))
+    assert punctuator.calls[0] == "so what do you think about it".split()
+    assert out["segments"][0]["text"] == "So, what do you think"  # "think" kept, no lead space
+    assert out["segments"][0]["words"] == words  # stale: as they were
+    assert out["segments"][1]["text"] == " about it?"
+    assert [w["word"] for w in out["segments"][1]["words"]] == [" about", " it?"]
+
+
 def test_restoring_whisper_without_words_uses_segment_text():
     _, restored, punctuator = _restored_cues(json.dumps(WHISPER_NO_WORDS), "whisper")
     out = json.loads(formats.dumps(restored))
@@ -890,7 +907,7 @@ def test_restored_spanish_subtitles_open_their_questions():
 def test_whisper_word_pieces_are_one_word_for_the_model():
     words = [{"word": w, "start": i / 2, "end": i / 2 + 0.4} for i, w in
              enumerate([" it", " costs", " $1", ",000", " don", "'t", " go"])]
-    content = _json({"segments": [{"start": 0.0, "end": 4.0, "text": " x", "words": words}]})
+    content = _json({"segments": [{"start": 0.0, "end": 4.0, "text": "", "words": words}]})
     transcript, restored, punctuator = _restored_cues(content, "whisper",
                                                       "It costs $1,000. Don't go.")
     assert punctuator.calls == [["it", "costs", "$1,000", "don't", "go"]]
@@ -918,7 +935,7 @@ def test_word_pieces_without_letters_keep_their_characters():
 def test_fullwidth_latin_records_are_separate_words():
     words = [{"word": w, "start": i / 2, "end": i / 2 + 0.4} for i, w in
              enumerate(["ＨＥＬＬＯ", "world", "and", "１２３", "ok", "東京", "ＴＶ"])]
-    content = _json({"segments": [{"start": 0.0, "end": 4.0, "text": " x", "words": words}]})
+    content = _json({"segments": [{"start": 0.0, "end": 4.0, "text": "", "words": words}]})
     converted = formats.convert(formats.loads(content, "whisper"), "text")
     assert formats.dumps(converted) == "ＨＥＬＬＯ world and １２３ ok東京ＴＶ\n"
 

@@ -334,9 +334,19 @@ def _whisper_cue(segment: Any, path: tuple) -> Cue:
     if words:
         words = _expect_list(words, path + ("words",))
         tokens = tuple(_whisper_token(w, path + ("words", j)) for j, w in enumerate(words))
+        text = segment.get("text")
+        if isinstance(text, str) and text.strip() and _letters(text) != _letters(
+                t.text for t in tokens):
+            tokens = split_tokens(text)  # an edited text: restored, its stale words kept
     else:
         tokens = split_tokens(_field_text(segment, "text", path))
     return Cue(start, end, tokens, extra=segment)
+
+
+def _letters(text) -> str:
+    """What a text (or the words) holds without whitespace: a segment's words and its text
+    agree when these are the same."""
+    return "".join("".join(text).split())
 
 
 def _whisper_token(word: Any, path: tuple) -> Token:
@@ -399,7 +409,9 @@ def _whisper_segment(cue: Cue, index: int) -> dict:
     _put(record, "end", cue.end)
     old_words = cue.extra.get("words") if cue.extra else None
     timed = bool(cue.tokens) and all(t.start is not None for t in cue.tokens)
-    if old_words or (not cue.extra and timed):
+    if old_words and not all(t.extra for t in cue.tokens):  # the text disagreed with them
+        _put(record, "text", cue.text)
+    elif old_words or (not cue.extra and timed):
         words = [_whisper_word(token) for token in cue.tokens]
         if words != old_words:
             record["text"] = _segment_text(words, record.get("text"))
@@ -412,11 +424,14 @@ def _whisper_segment(cue: Cue, index: int) -> dict:
 def _segment_text(words: list[dict], old: Any) -> str:
     """A segment's text from its words: joined as they are when they carry their spaces
     (OpenAI Whisper's " Hello"), else with a space between them (WhisperX's "Hello"; none
-    in scripts without spaces, `needs_space`), after the old text's leading whitespace."""
+    in scripts without spaces, `needs_space`), after the old text's leading whitespace (and
+    only that: a text "i see" with words " i", " see" stays without its leading space)."""
     texts = [w["word"] for w in words]
+    lead = old[:len(old) - len(old.lstrip())] if isinstance(old, str) and old.strip() else None
     if any(text[:1].isspace() for text in texts):
-        return "".join(texts)
-    lead = old[:len(old) - len(old.lstrip())] if isinstance(old, str) else ""
+        joined = "".join(texts)
+        return joined if lead is None else lead + joined.lstrip()
+    lead = lead or ""
     out = texts[:1]
     for left, right in zip(texts, texts[1:]):
         out += [" ", right] if needs_space(left, right) else [right]
