@@ -160,6 +160,21 @@ def test_hf_objects_are_separate_texts_and_text_is_rebuilt():
     assert json.loads(formats.dumps(single))["text"] == REFERENCE
 
 
+def test_a_chunk_without_an_end_is_given_one_and_keeps_its_null():
+    chunks = [{"text": " so what", "timestamp": [0.0, 1.0]},
+              {"text": " do", "timestamp": [1.2, None]},  # word-level, the next starts
+              {"text": " you think", "timestamp": [1.5, None]}]  # the last: 0.4 s a word
+    content = json.dumps({"text": "", "chunks": chunks})
+    transcript = formats.loads(content, "hf")
+    assert [(c.start, c.end) for c in transcript.cues] == [(0.0, 1.0), (1.2, 1.5), (1.5, 2.3)]
+    assert transcript.cues[1].tokens[-1].end == 1.5
+    restored = formats.restore_transcript(transcript, ScriptedPunctuator("So what do you think?"))
+    assert [c["timestamp"] for c in json.loads(formats.dumps(restored))["chunks"]] == [
+        [0.0, 1.0], [1.2, None], [1.5, None]]  # written back as the pipeline wrote them
+    srt = formats.dumps(formats.convert(restored, "srt"))
+    assert "00:00:01,500 --> 00:00:02,300" in srt
+
+
 @pytest.mark.parametrize("sample", sorted(SAMPLES))
 def test_tiny_model_changes_only_marks_and_case(tiny_artifact, sample):
     name, content = SAMPLES[sample]

@@ -28,6 +28,7 @@ tokens without words: they never reach the model and are written back unchanged.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from punctum.formats.json_records import (
@@ -274,7 +275,7 @@ def _hf_cues(layout: str, values: list) -> tuple[list[Cue], dict]:
         root = _expect_object(root, path, "a pipeline result object with 'text' and 'chunks'")
         chunks = _expect_list(root.get("chunks"), path + ("chunks",))
         first = len(cues)
-        cues += [_hf_cue(chunk, path + ("chunks", k)) for k, chunk in enumerate(chunks)]
+        cues += _ended([_hf_cue(chunk, path + ("chunks", k)) for k, chunk in enumerate(chunks)])
         documents.append(list(range(first, len(cues))))
         records.append(root)
     return cues, {"layout": shape, "documents": documents, "records": records}
@@ -284,9 +285,7 @@ def _hf_cue(chunk: Any, path: tuple) -> Cue:
     chunk = _expect_object(chunk, path, "a chunk object with 'text' and 'timestamp'")
     tokens = fillers_kept_out(split_tokens(_field_text(chunk, "text", path)))
     start, end = _hf_times(chunk.get("timestamp"), path + ("timestamp",))
-    if end is None:  # Whisper's last chunk may have no end: it ends where it starts
-        end = start
-    elif start is not None and end < start:
+    if start is not None and end is not None and end < start:
         raise _ShapeError(path + ("timestamp",), f"the chunk ends ({end:g}) before it starts "
                                                  f"({start:g})")
     words = [t for t in tokens if t.text]
@@ -294,6 +293,28 @@ def _hf_cue(chunk: Any, path: tuple) -> Cue:
         tokens = tuple(Token(t.text, start, end, t.before, t.after) if t.text else t
                        for t in tokens)
     return Cue(start, end, tokens, extra=chunk)
+
+
+# Whisper's last chunk may have no end: it is given one (the pipeline's output keeps its null)
+# where the next chunk starts, or after this long a word, so a subtitle made of it shows.
+_SECONDS_A_WORD = 0.4
+
+
+def _ended(cues: list[Cue]) -> list[Cue]:
+    """Cues of one pipeline result, each chunk without an end given one (`_SECONDS_A_WORD`),
+    as its words are (a word-level chunk's word has the chunk's times)."""
+    out = []
+    for k, cue in enumerate(cues):
+        if cue.end is None and cue.start is not None:
+            following = [c.start for c in cues[k + 1:] if c.start is not None]
+            words = sum(1 for t in cue.tokens if t.text)
+            end = following[0] if following and following[0] >= cue.start else \
+                cue.start + _SECONDS_A_WORD * words
+            tokens = tuple(replace(t, end=end) if t.start is not None and t.end is None else t
+                           for t in cue.tokens)
+            cue = replace(cue, end=end, tokens=tokens)
+        out.append(cue)
+    return out
 
 
 def _hf_times(stamp: Any, path: tuple) -> tuple[float | None, float | None]:
