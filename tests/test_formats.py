@@ -645,7 +645,25 @@ MALFORMED = [
     ("m.jsonl", '[{"audio_filepath": "a.wav", "pred_text": "a"}]',
      "m.jsonl:1: expected a manifest object"),
     ("what.json", '{"foo": 1}', "what.json:1: cannot tell which JSON format"),
+    ("long.srt", "1\n00:00:01,000 --> 00:00:02,000\nhi\n\n%s\n" % ("7" * 100_000),
+     "long.srt:6: expected a timestamp line 'HH:MM:SS,mmm --> HH:MM:SS,mmm' after cue "
+     "number '%s...'" % ("7" * 59)),  # a line of any length: cut in the message
 ]
+
+
+def test_a_file_with_cr_alone_between_lines_is_read_and_written_so(tmp_path):
+    path = _write(tmp_path, "mac.vtt", "WEBVTT\r\r00:01.000 --> 00:02.000\rhello there\r")
+    transcript = formats.read(path)
+    assert [(c.start, c.end, c.text) for c in transcript.cues] == [(1.0, 2.0, "hello there")]
+    assert formats.dumps(transcript) == "WEBVTT\r\r00:01.000 --> 00:02.000\rhello there\r"
+
+
+def test_a_missing_text_column_lists_twenty_columns_at_most(tmp_path):
+    path = _write(tmp_path, "wide.csv", ",".join(f"c{i}" for i in range(5000)) + "\n" +
+                  ",".join("x" * 5000) + "\n")
+    with pytest.raises(ValueError, match=r"'c19' and 4,980 more\); name the column") as error:
+        formats.read(path)
+    assert len(str(error.value)) < 500
 
 
 @pytest.mark.parametrize("name, content, message", MALFORMED)

@@ -53,6 +53,7 @@ from punctum.formats.transcript import (
     Transcript,
     fillers_kept_out,
     is_filler,
+    shown,
     split_tokens,
 )
 
@@ -325,18 +326,9 @@ def _hf_times(stamp: Any, path: tuple) -> tuple[float | None, float | None]:
     for value in stamp:
         if value is not None and not is_time(value):
             raise _ShapeError(path, f"expected [start, end] in seconds (numbers from 0 to "
-                                    f"{MAX_SECONDS:.0e} or null), got {_shown(stamp)}")
+                                    f"{MAX_SECONDS:.0e} or null), got {shown(stamp)}")
         times.append(None if value is None else float(value))
     return times[0], times[1]
-
-
-def _shown(value: Any, limit: int = 60) -> str:
-    """repr(value), cut to `limit` characters (and safe for integers of any length)."""
-    try:
-        text = repr(value)
-    except ValueError:  # more digits than Python converts
-        return "a larger number"
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def dump_hf(transcript: Transcript) -> str:

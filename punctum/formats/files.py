@@ -238,9 +238,14 @@ def _gunzip(data: bytes, path: Path) -> bytes:
 
 def _normalise_newlines(text: str) -> tuple[str, dict]:
     """Text with CRLF made LF and the byte-order mark removed; meta records both, so that
-    the writer puts them back (a file with any CRLF is written with CRLF throughout)."""
-    meta = {"bom": text.startswith("\ufeff"), "newline": "\r\n" if "\r\n" in text else "\n"}
-    return text.removeprefix("\ufeff").replace("\r\n", "\n"), meta
+    the writer puts them back (a file with any CRLF is written with CRLF throughout; one
+    with CR alone, classic Mac OS's and allowed in WebVTT, with CR)."""
+    text = text.removeprefix("\ufeff") if (bom := text.startswith("\ufeff")) else text
+    if "\r\n" in text:
+        return text.replace("\r\n", "\n"), {"bom": bom, "newline": "\r\n"}
+    if "\r" in text and "\n" not in text:
+        return text.replace("\r", "\n"), {"bom": bom, "newline": "\r"}
+    return text, {"bom": bom, "newline": "\n"}
 
 
 def _classify_json(values: list[tuple[int, Any]], name: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from punctum.formats.transcript import MAX_SECONDS, Cue, Transcript, split_tokens
+from punctum.formats.transcript import MAX_SECONDS, Cue, Transcript, shown, split_tokens
 
 _ARROW = re.compile(r"^\s*(\S+?)\s*-->\s*(\S+)(?:\s+(.*?))?\s*$")
 # Timestamp patterns (SRT also reads "." before the milliseconds; VTT hours are optional)
@@ -43,7 +43,7 @@ def parse_time(stamp: str, style: str, where: str) -> float:
     pattern, form = _TIMES[style]
     match = pattern.match(stamp)
     if not match or int(match.group(2)) > 59 or int(match.group(3)) > 59:
-        raise ValueError(f"{where}: bad timestamp {stamp!r} (expected {form})")
+        raise ValueError(f"{where}: bad timestamp {shown(stamp)} (expected {form})")
     h, m, s, ms = (int(g or 0) for g in match.groups())
     if h > MAX_SECONDS // 3600:
         raise ValueError(f"{where}: timestamp {stamp[:40]!r} is beyond {MAX_SECONDS:.0e} "
@@ -64,7 +64,7 @@ def _parse_timing(line: str, where: str, style: str) -> tuple[float, float, str]
     match = _ARROW.match(line)
     if not match:
         expected = _SRT_EXPECTED if style == "srt" else _VTT_EXPECTED
-        raise ValueError(f"{where}: expected a timestamp line {expected}, got {line!r}")
+        raise ValueError(f"{where}: expected a timestamp line {expected}, got {shown(line)}")
     start = parse_time(match.group(1), style, where)
     end = parse_time(match.group(2), style, where)
     if end < start:
@@ -140,10 +140,10 @@ def _srt_cue(block: list[tuple[int, str]], name: str) -> Cue:
     if "-->" not in first:
         if not first.strip().isdigit() and not (rest and "-->" in rest[0][1]):
             raise ValueError(f"{name}:{first_no}: expected a cue number or a timestamp line "
-                             f"{_SRT_EXPECTED}, got {first!r}")
+                             f"{_SRT_EXPECTED}, got {shown(first)}")
         if not rest:
             raise ValueError(f"{name}:{first_no + 1}: expected a timestamp line "
-                             f"{_SRT_EXPECTED} after cue number {first!r}")
+                             f"{_SRT_EXPECTED} after cue number {shown(first)}")
         identifier = first
         (first_no, first), rest = rest[0], rest[1:]
     start, end, settings = _parse_timing(first, f"{name}:{first_no}", "srt")

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from punctum.formats.transcript import Cue, Transcript, split_tokens
+from punctum.formats.transcript import Cue, Transcript, shown, split_tokens
 
 TEXT_COLUMNS = ("text", "transcript", "transcription", "utterance", "sentence", "pred_text")
 _DELIMITERS = (",", ";", "\t", "|")
@@ -246,7 +246,8 @@ def _delimiter(lines: list[str]) -> str:
 def _text_column(names: tuple[str, ...], text_key: str | None, where: str) -> int:
     """The index of the text column (see the module docstring); ValueError naming the
     header's line when there is none."""
-    listed = ", ".join(repr(n) for n in names)
+    listed = ", ".join(shown(n, 40) for n in names[:20]) + (f" and {len(names) - 20:,} more"
+                                                       if len(names) > 20 else "")
     if text_key is not None:
         for candidates in (list(names), [n.strip() for n in names]):
             if text_key in candidates:

@@ -158,6 +158,16 @@ def split_tokens(text: str, markup: bool = False) -> tuple[Token, ...]:
     return tuple(tokens)
 
 
+def shown(value, limit: int = 60) -> str:
+    """repr(value) for an error message, cut to `limit` characters (a line of a file may
+    be the whole file; safe for integers of any length)."""
+    try:
+        text = repr(value)
+    except ValueError:  # more digits than Python converts
+        return "a larger number"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def needs_space(left: str, right: str) -> bool:
     """Whether two words written by separate records (JSON words) take a space between
     them: not where either side is in a script written without spaces (Chinese, Japanese,
