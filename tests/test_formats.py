@@ -647,7 +647,7 @@ MALFORMED = [
     ("what.json", '{"foo": 1}', "what.json:1: cannot tell which JSON format"),
     ("long.srt", "1\n00:00:01,000 --> 00:00:02,000\nhi\n\n%s\n" % ("7" * 100_000),
      "long.srt:6: expected a timestamp line 'HH:MM:SS,mmm --> HH:MM:SS,mmm' after cue "
-     "number '%s...'" % ("7" * 59)),  # a line of any length: cut in the message
+     "number '%s..." % ("7" * 59)),  # a line of any length: cut in the message
 ]
 
 
