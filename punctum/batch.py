@@ -100,12 +100,13 @@ class FileOptions:
 
     def input_format_of(self, path: str) -> str:
         """The format of the file `path`: `input_format`, or detected; a .gz file by the
-        extension before .gz (x.srt.gz is SRT, x.json.gz by its content), else text."""
+        extension before .gz (x.srt.gz is SRT, x.json.gz by its content, x.txt.gz by its
+        first lines), else text."""
         if self.input_format != "auto":
             return self.input_format
         inner = os.path.splitext(path[:-3])[1].lower()
         if path.lower().endswith(".gz") and inner not in (".srt", ".vtt", ".ctm", ".json",
-                                                          ".jsonl", ".csv", ".tsv"):
+                                                          ".jsonl", ".csv", ".tsv", ".txt"):
             return "text"  # compressed text is read line by line
         return formats.detect_format(path)
 

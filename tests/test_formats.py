@@ -651,6 +651,16 @@ MALFORMED = [
 ]
 
 
+@pytest.mark.parametrize("name", ["cues.txt", "cues.txt.gz"])
+def test_subtitles_saved_as_txt_are_subtitles(tmp_path, name):
+    srt = "\ufeff1\n00:00:01,000 --> 00:00:02,000\nhello there\n"
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(srt.encode()) if name.endswith(".gz") else srt.encode())
+    assert formats.detect_format(path) == "srt"
+    (tmp_path / "plain.txt").write_text("so what\nwe said\n00:00:01,000 --> 00:00:02,000\n")
+    assert formats.detect_format(tmp_path / "plain.txt") == "text"  # a timing line later
+
+
 def test_a_file_with_cr_alone_between_lines_is_read_and_written_so(tmp_path):
     path = _write(tmp_path, "mac.vtt", "WEBVTT\r\r00:01.000 --> 00:02.000\rhello there\r")
     transcript = formats.read(path)

@@ -55,8 +55,29 @@ def detect_format(path: str | Path) -> str:
     if suffix in _SUFFIXES:
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
+        if suffix == ".txt":  # subtitles saved as .txt are subtitles still
+            return _subtitles_in(path) or "text"
         return _SUFFIXES[suffix]
     return sniff_format(_normalise_newlines(_read_text(path, errors="replace"))[0], str(path))
+
+
+def _subtitles_in(path: Path, head_bytes: int = 65_536) -> str | None:
+    """"srt" or "vtt" when a file's first lines are a subtitle file's (as `sniff_format`
+    tells them), else None; only its head is read (gzip's decompressed)."""
+    with open(path, "rb") as handle:
+        head = handle.read(head_bytes)
+    if head.startswith(b"\x1f\x8b"):
+        with gzip.open(path, "rb") as handle:
+            try:
+                head = handle.read(head_bytes)
+            except (OSError, EOFError, zlib.error):
+                return None  # the reader names the damage
+    text = _normalise_newlines(head.decode("utf-8", errors="replace"))[0]
+    text = text.lstrip("\ufeff \t\n")
+    if text.startswith("WEBVTT"):
+        return "vtt"
+    return "srt" if any(_is_timing(line.strip(), "srt")
+                        for line in text.split("\n", 2)[:2]) else None
 
 
 def sniff_format(text: str, name: str = "<string>") -> str:
