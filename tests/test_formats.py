@@ -894,6 +894,22 @@ def test_json_text_converted_to_webvtt_is_escaped_and_reads_back():
     assert [formats.convert(back, "text").cues[0].text] == ["go --> AT&T <b c> d"]
 
 
+def test_vosk_results_printed_one_after_another_are_read_and_written_so():
+    results = [{"result": [{"conf": 1.0, "end": 0.5, "start": 0.0, "word": "so"},
+                           {"conf": 1.0, "end": 0.9, "start": 0.5, "word": "what"}],
+                "text": "so what"},
+               {"text": ""},
+               {"result": [{"conf": 1.0, "end": 1.5, "start": 1.0, "word": "do"},
+                           {"conf": 0.9, "end": 2.0, "start": 1.5, "word": "you"}],
+                "text": "do you"}]
+    content = "".join(json.dumps(r, indent=2).replace('": ', '" : ') + "\n" for r in results)
+    transcript, restored, punctuator = _restored_cues(content, "auto", "So, what do you?")
+    assert transcript.format == "vosk" and punctuator.calls == [["so", "what", "do", "you"]]
+    expected = content.replace('"so what"', '"So, what"').replace('"do you"', '"do you?"')
+    expected = expected.replace('"word" : "so"', '"word" : "So,"')
+    assert formats.dumps(restored) == expected.replace('"word" : "you"', '"word" : "you?"')
+
+
 def test_vosk_alternatives_restore_the_most_likely_one():
     best = [{"word": w, "start": i / 2, "end": i / 2 + 0.4} for i, w in
             enumerate(["so", "what", "do", "you", "think"])]

@@ -107,8 +107,26 @@ def _parse_json(text: str, name: str, line: int) -> Any:
         raise ValueError(f"{name}:{line}: not readable JSON ({error})") from None
 
 
+def value_spans(text: str) -> list[tuple[Any, int, int]] | None:
+    """(value, start, end) of each JSON value of a text of values written one after another
+    with only whitespace between them, or None when it is not one."""
+    decoder, spans, position = json.JSONDecoder(), [], 0
+    while True:
+        position = len(text) - len(text[position:].lstrip())
+        if position == len(text):
+            return spans
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except (json.JSONDecodeError, RecursionError, ValueError):
+            return None
+        spans.append((value, position, end))
+        position = end
+
+
 def _load_json(text: str, name: str) -> tuple[str, list[tuple[int, Any]]]:
-    """("document", [(1, value)]) or ("lines", [(line number, value), ...]) for JSON lines.
+    """("document", [(1, value)]) or ("lines", [(line number, value), ...]) for JSON lines,
+    or ("stream", [(line number, value), ...]) for values that follow one another over
+    several lines each (each `rec.Result()` of Vosk printed in turn).
 
     An empty or whitespace-only text is ("lines", []).
     """
@@ -122,6 +140,10 @@ def _load_json(text: str, name: str) -> tuple[str, list[tuple[int, Any]]]:
     try:
         _parse_json(lines[0][1], name, lines[0][0])
     except json.JSONDecodeError:
+        spans = value_spans(text) if whole.msg == "Extra data" else None
+        if spans:  # values one after another, each over several lines (Vosk's Result()s)
+            return "stream", [(text.count("\n", 0, start) + 1, value)
+                              for value, start, _ in spans]
         raise ValueError(f"{name}:{whole.lineno}: not valid JSON ({whole.msg}, column "
                          f"{whole.colno})") from None
     values = []
@@ -260,10 +282,11 @@ def _read_json_records(text: str, name: str, meta: dict, format: str, reader) ->
     """Shared JSON reading: parse, style, records -> cues with errors naming the line."""
     layout, values = _load_json(text, name)
     style = JsonStyle.detect(text, lines=layout == "lines")
-    try:
-        cues, extra_meta = reader(layout, values)
+    try:  # values in a stream are records as lines are (`write_lines` writes them back)
+        cues, extra_meta = reader("lines" if layout == "stream" else layout, values)
     except _ShapeError as error:
-        raise _shape_error(error, name, text, values if layout == "lines" else None) from None
+        raise _shape_error(error, name, text, values if layout != "document" else None) \
+            from None
     # the text read, to write changed values into (`json_splice`); "reading": one document
     # or JSON lines (not meta["layout"], how records sit in the document)
     source = {"format": format, "reading": layout, "text": text}
@@ -284,7 +307,18 @@ def write_document(transcript: Transcript, value: Any, style: JsonStyle) -> str:
 
 def write_lines(transcript: Transcript, values: Sequence[Any], style: JsonStyle) -> str:
     """JSON lines: each line read with only its changed scalars rewritten (blank lines
-    kept) when there is one value for each line read; else `values` in `style`."""
+    kept) when there is one value for each line read; else `values` in `style`. Values
+    read one after another over several lines each are written back so."""
+    stream = _source_text(transcript, "stream")
+    spans = value_spans(stream) if stream is not None else None
+    if spans is not None and len(spans) == len(values):
+        pieces, position = [], 0
+        for value, (old, start, end) in zip(values, spans):
+            spliced = splice(stream[start:end], old, value, style.dumps)
+            pieces += [stream[position:start], style.dumps(value) if spliced is None
+                       else spliced]
+            position = end
+        return "".join(pieces) + stream[position:]
     text = _source_text(transcript, "lines")
     lines = text.split("\n") if text is not None else []
     numbers = [n for n, line in enumerate(lines) if line.strip()]
