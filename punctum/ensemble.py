@@ -127,7 +127,11 @@ def _load_member(artifact: artifacts.Artifact, member: str, threads: int,
         raise type(error)(f"{artifact.path}: member {member!r}: {error}") from None
     if read.meta.get("kind") == KIND:
         raise ValueError(f"{artifact.path}: member {member!r} is itself an ensemble")
-    pinned = (artifact.meta.get("member_windows") or {}).get(member)
+    pins = artifact.meta.get("member_windows") or {}
+    if not isinstance(pins, dict):
+        raise ValueError(f"{artifact.path / artifacts.ARTIFACT_FILE}: member_windows must be "
+                         f"an object of member -> windows")
+    pinned = pins.get(member)
     if windows is None and pinned is not None:  # as when the ensemble's biases were fitted
         windows = window_settings(pinned, artifact, f"member_windows.{member}")
     return Punctuator(read, threads, windows, post_bias={})

@@ -117,6 +117,7 @@ class Punctuator:
         self.post_labels = self.inventory.post_labels
         self.case_labels = artifact.case_labels
         self.tokenizer = SubwordTokenizer.load(artifact.tokenizer_file, artifact.label_position)
+        _check_vocabulary(self.tokenizer, artifact)
         self.windows = windows or _window_config(artifact)
         # Windows per ONNX Runtime call at most, whatever batch_size asks ("per_call" in
         # punctum.json's windows; None: no limit of the model's own). See _windows_per_call.
@@ -521,6 +522,19 @@ def _check_pause_input(session, artifact, pause_aware: bool) -> None:
         raise ValueError(f"{artifact.path / artifacts.ARTIFACT_FILE}: pauses is "
                          f"{'set' if pause_aware else 'null'} but {artifact.model_file.name} "
                          f"{'has no' if pause_aware else 'has a'} 'pauses' input")
+
+
+def _check_vocabulary(tokenizer: SubwordTokenizer, artifact: artifacts.Artifact) -> None:
+    """Fail loudly when the tokenizer has another number of pieces than the model was
+    trained with (punctum.json's model_config.vocab_size): its ids would index another
+    embedding table (out of range: an ONNX Runtime error; in range: nonsense)."""
+    config = artifact.meta.get("model_config")
+    expected = config.get("vocab_size") if isinstance(config, dict) else None
+    if isinstance(expected, int) and not isinstance(expected, bool) \
+            and tokenizer.vocab_size != expected:
+        raise ValueError(f"{artifact.tokenizer_file}: {tokenizer.vocab_size:,} pieces, but "
+                         f"the model was trained with {expected:,} (punctum.json "
+                         f"model_config.vocab_size): the tokenizer is another model's")
 
 
 def _check_outputs(session, artifact, n_post: int, n_case: int) -> None:

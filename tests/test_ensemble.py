@@ -128,6 +128,9 @@ def test_an_ensemble_pins_its_members_windows(pair, tmp_path):
     update_meta(pinned, {"member_windows": {"en-tiny": {"size": 64}}})
     with pytest.raises(ValueError, match=r"pinned/punctum.json: member_windows.en-tiny must be"):
         Punctuator.load(pinned)
+    update_meta(pinned, {"member_windows": [1]})
+    with pytest.raises(ValueError, match=r"pinned/punctum.json: member_windows must be an obj"):
+        Punctuator.load(pinned)
 
 
 def test_a_member_that_cannot_load_is_refused_at_once(tiny_artifact, tmp_path):

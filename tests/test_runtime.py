@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from punctum import artifact as artifacts
 from punctum.merging import lower_within_sentences, merge_labels, writes_case, written_labels
 from punctum.runtime import Punctuator, RestoreOptions
 from punctum.text import CAP, LOWER, Labelled, normalize, parse, render
@@ -491,6 +492,11 @@ def test_corrupt_files_are_named(tiny_artifact, tmp_path):
     folder = _copy(tiny_artifact, tmp_path / "c")
     (folder / "tokenizer.json").unlink()
     with pytest.raises(FileNotFoundError, match="tokenizer.json"):
+        Punctuator.load(folder)
+    folder = _copy(tiny_artifact, tmp_path / "d")  # another model's tokenizer
+    shutil.copy(artifacts.resolve("en-tiny") / "tokenizer.json", folder / "tokenizer.json")
+    with pytest.raises(ValueError, match=r"tokenizer.json: 5,000 pieces, but the model was "
+                                         r"trained with \d+"):
         Punctuator.load(folder)
 
 
