@@ -564,6 +564,16 @@ def test_resegment_keeps_webvtt_voices_apart():
     assert [(c.start, c.end) for c in result.cues][2:] == [(4.0, 6.0), (6.0, 8.0)]
 
 
+def test_resegment_keeps_overlapping_cues_at_their_own_times():
+    srt = ("1\n00:00:01,000 --> 00:00:05,000\nfirst line here.\n\n"
+           "2\n00:00:02,000 --> 00:00:03,000\nsecond one over it.\n\n"
+           "3\n00:00:05,000 --> 00:00:06,000\nand after.\n")
+    result = formats.resegment(formats.loads(srt, "srt"), ResegmentOptions(42, 2, 7))
+    assert [(c.start, c.end, c.text) for c in result.cues] == [
+        (1.0, 5.0, "first line here."), (2.0, 3.0, "second one over it."),
+        (5.0, 6.0, "and after.")]
+
+
 def test_resegment_needs_times_and_subtitles():
     with pytest.raises(ValueError, match="convert"):
         formats.resegment(formats.loads(TEXT, "text"))

@@ -56,6 +56,7 @@ class _Timed:
     mark: str
     voice: str = ""  # the WebVTT voice tag the token is spoken in ("<v Bob>"), or ""
     turn: bool = False  # the token opens a speaker's turn or line ("JOHN:", a dialogue dash)
+    overlaps: bool = False  # the first token of a cue that starts before an earlier one ends
 
 
 # a WebVTT voice span's start tag ("<v Bob>", "<v.loud Bob>") or end tag
@@ -77,7 +78,8 @@ def resegment(transcript: Transcript, options: ResegmentOptions | None = None,
     alone); a sentence that does not fit in one cue
     is cut after its last marked word in the second half of the cue, else after the last
     word that fits. Lines are filled greedily. Times are made monotone (a token never
-    starts before the previous one ends), and cue markup, settings and identifiers are
+    starts before the previous one ends), except that a cue that starts before an earlier
+    one ends (two speakers at once) keeps its words' times in cues of its own; cue markup, settings and identifiers are
     dropped (SRT cues are numbered again; VTT NOTE blocks move to the first new cue that
     starts at or after the cue they preceded). WebVTT voice spans (`<v Bob>`) are kept:
     a new cue starts where the voice changes, and each cue opens with its voice's tag. A
@@ -98,7 +100,8 @@ def resegment(transcript: Transcript, options: ResegmentOptions | None = None,
     transcript = without_repeats(transcript)  # roll-up captions: each word in one cue
     timed = _timed_tokens(transcript, inventory)
     groups = _group(timed, options, inventory.sentence_final)
-    cues = tuple(_build_cue(group, options) for group in groups)
+    cues = tuple(sorted((_build_cue(group, options) for group in groups),
+                        key=lambda cue: cue.start))  # overlapping cues in order of start
     meta = dict(transcript.meta)
     if meta.get("blocks"):
         meta["blocks"] = _move_blocks(meta["blocks"], transcript.cues, cues)
@@ -108,10 +111,17 @@ def resegment(transcript: Transcript, options: ResegmentOptions | None = None,
 def _timed_tokens(transcript: Transcript, inventory: Inventory) -> list[_Timed]:
     """Every token with text, without markup, on a monotone time line."""
     timed: list[_Timed] = []
-    previous_end = 0.0
+    previous_end = latest_end = 0.0
+    after_overlap = False
     for number, cue in enumerate(transcript.cues, start=1):
         if cue.start is None or cue.end is None:
             raise ValueError(f"cue {number} has no times; cannot resegment")
+        starts_early = bool(timed) and cue.start < latest_end  # two speakers at once: its
+        overlaps = starts_early or after_overlap  # words keep their times, in cues of their
+        if overlaps:  # own, as do the next cue's (not joined to words spoken before)
+            previous_end = min(previous_end, cue.start)
+        after_overlap = starts_early
+        latest_end = max(latest_end, cue.end)
         tokens = _plain_tokens(cue.tokens, " " if timed else "", False)
         if inventory.word_unit == "char" and tokens:
             tokens = (replace(tokens[0], before=""),) + tokens[1:]
@@ -124,7 +134,9 @@ def _timed_tokens(transcript: Transcript, inventory: Inventory) -> list[_Timed]:
             start = max(start, previous_end)
             previous_end = end = max(end, start)
             words = parse(token.text, inventory)
-            timed.append(_Timed(token, start, end, _mark(words, inventory), voice, turn))
+            timed.append(_Timed(token, start, end, _mark(words, inventory), voice, turn,
+                                overlaps))
+            overlaps = False
     return timed
 
 
@@ -195,7 +207,7 @@ def _group(timed: list[_Timed], options: ResegmentOptions,
     current: list[_Timed] = []
     for sentence in _sentences(timed, final):
         if current and current[-1].voice == sentence[0].voice and \
-                _fits(current + sentence, options):
+                not sentence[0].overlaps and _fits(current + sentence, options):
             current += sentence
             continue
         if current:
@@ -210,7 +222,8 @@ def _group(timed: list[_Timed], options: ResegmentOptions,
 def _sentences(timed: list[_Timed], final: frozenset[str]) -> list[list[_Timed]]:
     sentences: list[list[_Timed]] = [[]]
     for item in timed:
-        if sentences[-1] and (sentences[-1][-1].voice != item.voice or item.turn):
+        if sentences[-1] and (sentences[-1][-1].voice != item.voice or item.turn
+                              or item.overlaps):
             sentences.append([])  # a new speaker starts a new sentence
         sentences[-1].append(item)
         if item.mark in final:
