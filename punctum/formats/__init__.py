@@ -15,8 +15,9 @@ that was read gives back its input:
 - SRT, WebVTT and plain text: byte-identical, except that timestamps are re-written in the
   format's own style (SRT ``00:01:02,345``; VTT ``00:01:02.345``, or ``01:02.345`` when no
   timestamp of the input has hours), blank lines between cues are one, trailing whitespace
-  after the last cue is kept as newlines only, and a file with any CRLF line ending is
-  written with CRLF throughout.
+  after the last cue is kept as newlines only, blank lines before the first cue go, SRT
+  cues written without a number are numbered (SRT requires one), and a file with any CRLF
+  line ending is written with CRLF throughout (one with CR alone, with CR).
   VTT NOTE, STYLE and REGION blocks are kept in place; tags (``<v Bob>``, ``<i>``, inline
   timestamps ``<00:01.500>``, SRT's ``{\\an8}``) and character references (``&amp;``) are
   kept around the tokens and never reach the model.
