@@ -6,6 +6,7 @@ Shared by training recipes (punctum.train.recipe) and the server config (punctum
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 import types
 import typing
@@ -18,8 +19,9 @@ def changed_keys(stored: dict, current: dict) -> list[str]:
     return sorted(k for k in set(stored) | set(current) if stored.get(k) != current.get(k))
 
 
-def build_dataclass(cls, values: dict, where: str):
-    """Instantiate a dataclass from a dict, checking key names and simple types."""
+def build_dataclass(cls, values: dict, where: str, finite: bool = False):
+    """Instantiate a dataclass from a dict, checking key names, simple types and required
+    keys; with `finite`, a float value must be finite (TOML reads `nan` and `inf`)."""
     if not isinstance(values, dict):
         raise ValueError(f"{where} must be a table, got {type(values).__name__}")
     hints = typing.get_type_hints(cls)
@@ -29,6 +31,12 @@ def build_dataclass(cls, values: dict, where: str):
             raise ValueError(f"unknown key {where}.{key} (known: {', '.join(sorted(known))})")
         if not _type_ok(value, hints[key]):
             raise ValueError(f"{where}.{key} has the wrong type: {value!r}")
+        if finite and isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{where}.{key} must be a finite number, got {value!r}")
+    missing = [f.name for f in dataclasses.fields(cls) if f.init and f.name not in values
+               and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    if missing:
+        raise ValueError(f"{where}.{missing[0]} is required")
     return cls(**values)
 
 

@@ -116,6 +116,10 @@ def test_distill_recipe_errors(tiny_corpus):
     raw["data"]["distill"] = {"modle": "x"}
     with pytest.raises(ValueError, match="modle"):
         parse_recipe(raw, tiny_corpus)
+    for weight in (float("nan"), float("inf")):
+        raw["data"]["distill"] = {"model": "x", "weight": weight}
+        with pytest.raises(ValueError, match="data.distill.weight must be a finite number"):
+            parse_recipe(raw, tiny_corpus)
 
 
 def test_sampler_rows_without_a_teacher_have_no_soft_targets(tiny_run, teacher):

@@ -213,6 +213,11 @@ INVALID = [
     (CnnBiLstmConfig, "pad_id", VOCAB),
     (CnnBiLstmConfig, "conv_kernel", 4),
     (CnnBiLstmConfig, "dropout", 1.0),
+    (CnnBiLstmConfig, "dropout", "0.5"),
+    (CnnBiLstmConfig, "punct_loss_weight", float("inf")),
+    (CnnBiLstmConfig, "punct_loss_weight", float("nan")),
+    (TransformerTaggerConfig, "dropout", float("nan")),
+    (TransformerTaggerConfig, "punct_loss_weight", "1"),
     (CnnBiLstmConfig, "n_bilstm_layers", 0),
     (CnnBiLstmConfig, "head_hidden", -1),
     (CnnBiLstmConfig, "punct_loss_weight", -0.1),
@@ -229,6 +234,15 @@ INVALID = [
 def test_invalid_config_names_the_field(config_cls, field, value):
     with pytest.raises(ValueError, match=field):
         config_cls(**{"vocab_size": VOCAB, "n_punct": N_PUNCT, "n_case": N_CASE, field: value})
+
+
+def test_ctc_config_numbers_must_be_finite_numbers():
+    from punctum.models.ctc_encoder import CtcEncoderConfig
+
+    for field, value in (("dropout", "x"), ("lambda_ctc", float("nan")),
+                         ("lambda_inter", float("inf"))):
+        with pytest.raises(ValueError, match=field):
+            CtcEncoderConfig(vocab_size=VOCAB, **{field: value})
 
 
 def test_transformer_config_checks_pretrained_fields():

@@ -264,6 +264,40 @@ def test_selftrain_recipe_errors(tmp_path, tiny_corpus):
     recipe.write_text(TINY_RECIPE + '\n[selftrain]\npool = ["train.txt"]\nalpah = 1\n')
     with pytest.raises(ValueError, match="unknown key selftrain.alpah"):
         st.load_selftrain_recipe(recipe, tiny_corpus)
+    for table, message in (('pool = [5]', "selftrain.pool must be a list of file paths"),
+                           ('pool = ["train.txt"]\nalpha = nan',
+                            "selftrain.alpha must be a finite number"),
+                           ('alpha = 1.0', "selftrain.pool is required")):
+        recipe.write_text(TINY_RECIPE + f"\n[selftrain]\n{table}\n")
+        with pytest.raises(ValueError, match=message):
+            st.load_selftrain_recipe(recipe, tiny_corpus)
+
+
+@pytest.mark.parametrize("content", [torch.zeros(3), [1, 2], {"model": {}}],
+                         ids=["tensor", "list", "no-recipe"])
+def test_a_teacher_that_is_no_checkpoint_is_one_line(tmp_path, tiny_corpus, content):
+    from punctum.train.checkpoint import save_atomic
+
+    save_atomic(content, tmp_path / "teacher.pt")
+    recipe = parse_recipe(tomllib.loads(TINY_RECIPE), tiny_corpus, name="tiny")
+    config = selftrain_config(tmp_path, teacher=str(tmp_path / "teacher.pt"))
+    with pytest.raises(ValueError, match="teacher.pt: not a punctum training checkpoint"):
+        st.selftrain(recipe, config, tmp_path / "st", progress=False)
+
+
+def test_a_folder_begun_with_a_teacher_is_not_continued_without_it(tmp_path, tiny_corpus):
+    recipe = parse_recipe(tomllib.loads(TINY_RECIPE), tiny_corpus, name="tiny")
+    out = tmp_path / "st"
+    (out / "round-0").mkdir(parents=True)
+    (out / "round-0" / "round.json").write_text('{"dev_f1": 0.5, "teacher": "en-tiny"}')
+    config = selftrain_config(tmp_path)
+    with pytest.raises(ValueError, match="started with the teacher en-tiny: give --teacher "
+                                         "en-tiny"):
+        st._round_zero(recipe, config, out, out / "cache", progress=False)
+    (out / "round-0" / "round.json").write_text('{"dev_f1": 0.5}')  # round 0 trained there
+    with pytest.raises(ValueError, match="started with a teacher it trained"):
+        st._round_zero(recipe, dataclasses.replace(config, teacher="en-tiny"), out,
+                       out / "cache", progress=False)
 
 
 def test_warm_started_students_start_from_their_teacher(tmp_path, tiny_corpus):

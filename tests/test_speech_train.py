@@ -127,6 +127,15 @@ def test_speech_recipe_errors_name_the_key(speech_root):
     raw["data"]["spec_augment"]["n_time_mask"] = 2
     with pytest.raises(ValueError, match="data.spec_augment.n_time_mask"):
         parse_recipe(raw, speech_root)
+    for table, key, value, message in (
+            ("data", "dev", 5, "data.dev must be a manifest path"),
+            ("data", "train", [5], "data.train must be an array of manifest paths"),
+            ("data", "max_batch_seconds", float("nan"), "data.max_batch_seconds must be a finite"),
+            ("model", "dropout", "x", "model: dropout must be a number in \\[0, 1\\)")):
+        raw = tomllib.loads(RECIPE)
+        raw[table][key] = value
+        with pytest.raises(ValueError, match=message):
+            parse_recipe(raw, speech_root)
 
 
 def test_speech_scores_align_words_and_select():

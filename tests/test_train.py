@@ -181,17 +181,37 @@ def test_noise_words_from_the_document_or_fillers():
      ({"model": {"kind": "cnn_bilstm", "hidden": 3}}, ValueError,
       "unknown key\\(s\\) model.hidden for cnn_bilstm"),
      ({"model": {"kind": "cnn_bilstm", "dropout": 1.5}}, ValueError,
-      "model: dropout must be in \\[0, 1\\)"),
+      "model: dropout must be a number in \\[0, 1\\)"),
+     ({"model": {"kind": "cnn_bilstm", "dropout": "0.5"}}, ValueError,
+      "model: dropout must be a number in \\[0, 1\\), got '0.5'"),
+     ({"model": {"kind": "cnn_bilstm", "punct_loss_weight": float("inf")}}, ValueError,
+      "model.punct_loss_weight must be a finite number, got inf"),
+     ({"data": {"sources": [{"path": "train.txt", "loss_weight": float("nan")}]}}, ValueError,
+      "data.sources\\[0\\].loss_weight must be a finite number, got nan"),
+     ({"data": {"sources": [{"path": "train.txt", "weight": float("nan")}]}}, ValueError,
+      "data.sources\\[0\\].weight must be a finite number"),
+     ({"data": {"sources": [{"weight": 1.0}]}}, ValueError,
+      "data.sources\\[0\\].path is required"),
+     ({"data": {"sources": [{"path": "train.txt"}], "pause_noise": "x"}}, ValueError,
+      "data.pause_noise must be a table, got 'x'"),
+     ({"data": {"sources": [{"path": "train.txt"}], "pause_noise": 3}}, ValueError,
+      "data.pause_noise must be a table, got 3"),
+     ({"data": {"sources": [{"path": "train.txt"}], "pause_noise": {"scale_range": [1.0]}}},
+      ValueError, "data.pause_noise.scale_range must be two numbers"),
+     ({"data": {"sources": [{"path": "train.txt"}], "max_documents": -1}}, ValueError,
+      "data.max_documents must be >= 0"),
+     ({"tokenizer": {"train_documents": -5}}, ValueError,
+      "tokenizer.train_documents must be >= 0"),
      ({"model": {"kind": "rnn"}}, ValueError, "model.kind must be one of"),
      ({"model": {"kind": "transformer_tagger", "n_heads": 3}}, ValueError,
       "model: n_heads must be a divisor of d_model=256"),
      ({"model": {"kind": "transformer_tagger", "pretrained": "x", "dropout": -1}},
-      ValueError, "model: dropout must be in \\[0, 1\\)"),
+      ValueError, "model: dropout must be a number in \\[0, 1\\)"),
      ({"data": {"sources": [{"path": "train.txt"}], "dev": 3}}, ValueError,
       "data.dev must be a file path"),
      ({"train": {"log_every": 0}}, ValueError, "train.log_every has an invalid value"),
      ({"train": {"eval_batch_size": 0}}, ValueError, "train.eval_batch_size has an invalid"),
-     ({"train": {"lr": float("inf")}}, ValueError, "train.lr has an invalid value"),
+     ({"train": {"lr": float("inf")}}, ValueError, "train.lr must be a finite number, got inf"),
      ({"train": {"weight_decay": -1.0}}, ValueError, "train.weight_decay has an invalid"),
      ({"train": {"plateau_factor": 1.5}}, ValueError, "train.plateau_factor has an invalid"),
      ({"train": {"threads": -2}}, ValueError, "train.threads has an invalid value"),
@@ -310,6 +330,63 @@ def test_resume_without_checkpoint_is_a_clear_error(tiny_corpus, tmp_path):
     with pytest.raises(FileNotFoundError, match="nothing to resume"):
         train(_recipe(tiny_corpus, tmp_path, steps=5), tmp_path / "empty", resume=True,
               progress=False)
+    assert not (tmp_path / "empty").exists()  # said before any tokenizer or data work
+
+
+@pytest.mark.parametrize("extra, changed", [
+    ('scheduler = "linear"\n', "train.scheduler"),  # was a KeyError traceback
+    ('optimizer = "adamw"\n', "train.optimizer"),
+    ("seed = 3\n", "train.seed"),
+    ("[tokenizer]\nvocab_size = 160\n", "tokenizer.vocab_size"),
+    ("[[data.sources]]\npath = \"train.txt\"\nweight = 2.0\n", "data.sources")])
+def test_resume_refuses_a_changed_recipe(tiny_corpus, tmp_path, extra, changed):
+    import tomllib
+
+    train(_recipe(tiny_corpus, tmp_path, steps=5), tmp_path / "run", progress=False)
+    raw = tomllib.loads(RECIPE.format(steps=10))
+    patch = tomllib.loads(("[train]\n" if "[" not in extra else "") + extra)
+    for table, values in patch.items():
+        if table == "data":
+            raw["data"]["sources"] = values["sources"]
+        else:
+            raw[table].update(values)
+    with pytest.raises(ValueError, match=f"recipe changed since this run began \\({changed}[,)]"):
+        train(parse_recipe(raw, tiny_corpus), tmp_path / "run", resume=True, progress=False)
+
+
+def test_resume_may_change_steps_and_intervals(tiny_corpus, tmp_path):
+    import tomllib
+
+    train(_recipe(tiny_corpus, tmp_path, steps=5), tmp_path / "run", progress=False)
+    raw = tomllib.loads(RECIPE.format(steps=8))
+    raw["train"].update(eval_every=4, checkpoint_every=4, log_every=1, threads=2)
+    data = tmp_path / "moved"  # the same files named by another path
+    data.symlink_to(tiny_corpus, target_is_directory=True)
+    state = train(parse_recipe(raw, data, name="other"), tmp_path / "run", resume=True,
+                  progress=False)
+    assert state.step == 8
+
+
+def test_a_diverging_run_stops_with_a_clear_error(tiny_corpus, tmp_path, monkeypatch):
+    from punctum.train import trainer
+
+    loss = trainer.TaggingTask.loss
+    calls = []
+
+    def diverging(self, wrapped, batch):
+        calls.append(1)
+        value = loss(self, wrapped, batch)
+        return value * float("nan") if len(calls) >= 4 else value
+
+    monkeypatch.setattr(trainer.TaggingTask, "loss", diverging)
+    recipe = _recipe(tiny_corpus, tmp_path, steps=10, extra="")
+    recipe = dataclasses.replace(recipe, train=dataclasses.replace(recipe.train,
+                                                                   checkpoint_every=2))
+    with pytest.raises(ValueError, match="non-finite at step 4"):
+        train(recipe, tmp_path / "run", progress=False)
+    saved = load_checkpoint(tmp_path / "run" / "last.pt")
+    assert saved["state"]["step"] == 2
+    assert all(torch.isfinite(v).all() for v in saved["model"].values() if v.is_floating_point())
 
 
 def _run_cli(args, **kwargs):
@@ -456,7 +533,8 @@ def test_resuming_a_checkpoint_that_cannot_be_resumed_is_one_line(tiny_corpus, t
     train(_recipe(tiny_corpus, tmp_path, steps=5), tmp_path / "run", progress=False)
     other = _recipe(tiny_corpus, tmp_path, steps=10).model | {"embed_dim": 8}
     recipe = dataclasses.replace(_recipe(tiny_corpus, tmp_path, steps=10), model=other)
-    with pytest.raises(ValueError, match="does not fit this recipe's model"):
+    with pytest.raises(ValueError, match="recipe changed since this run began "
+                                         "\\(model.embed_dim\\)"):
         train(recipe, tmp_path / "run", resume=True, progress=False)
     saved = load_checkpoint(tmp_path / "run" / "last.pt")
     del saved["optimizer"]
@@ -582,3 +660,53 @@ def test_a_new_export_folder_is_removed_when_the_export_fails(tiny_run, tmp_path
         export_artifact(tiny_run / "best.pt", tmp_path / "new", tiny_run / "tokenizer.json",
                         ExportOptions(int8=False), [["hello", "there"]])
     assert not (tmp_path / "new").exists()
+
+
+def test_export_refuses_non_finite_weights(tiny_run, tmp_path):
+    from punctum.train.export import ExportOptions, export_artifact
+
+    saved = load_checkpoint(tiny_run / "best.pt")
+    saved["model"]["punct_head.bias"][0] = float("nan")
+    save_atomic(saved, tmp_path / "nan.pt")
+    with pytest.raises(ValueError, match="nan.pt: the weight punct_head.bias holds nan or inf"):
+        export_artifact(tmp_path / "nan.pt", tmp_path / "out", tiny_run / "tokenizer.json",
+                        ExportOptions(int8=False), [["hello", "there"]])
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("content", [torch.zeros(3), [1, 2], {"model": {}}],
+                         ids=["tensor", "list", "no-recipe"])
+def test_init_from_a_file_that_is_no_checkpoint_is_one_line(tiny_corpus, tiny_run, tmp_path,
+                                                             content):
+    import shutil
+    import tomllib
+
+    from conftest import TINY_RECIPE
+
+    shutil.copy(tiny_run / "tokenizer.json", tmp_path / "tokenizer.json")
+    save_atomic(content, tmp_path / "bad.pt")
+    raw = tomllib.loads(TINY_RECIPE)
+    raw["train"].update(steps=2, init_from=str(tmp_path / "bad.pt"))
+    with pytest.raises(ValueError, match="bad.pt: not a punctum training checkpoint"):
+        train(parse_recipe(raw, tiny_corpus), tmp_path / "run", progress=False)
+
+
+def test_init_from_corrupt_safetensors_weights_is_one_line(tiny_artifact, tmp_path):
+    import json
+    import shutil
+
+    from safetensors.torch import save_file
+
+    from punctum.train.recover import recover_state_dict
+
+    folder = tmp_path / "cut"
+    shutil.copytree(tiny_artifact, folder)
+    state = recover_state_dict(folder)[2]
+    save_file(state, folder / "weights.safetensors")
+    meta = json.loads((folder / "punctum.json").read_text())
+    (folder / "punctum.json").write_text(json.dumps({**meta, "weights": "weights.safetensors"}))
+    assert set(recover_state_dict(folder)[2]) == set(state)
+    data = (folder / "weights.safetensors").read_bytes()
+    (folder / "weights.safetensors").write_bytes(data[:len(data) // 3])
+    with pytest.raises(ValueError, match="weights.safetensors: not readable"):
+        recover_state_dict(folder)

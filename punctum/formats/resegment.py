@@ -79,12 +79,12 @@ def resegment(transcript: Transcript, options: ResegmentOptions | None = None,
     is cut after its last marked word in the second half of the cue, else after the last
     word that fits. Lines are filled greedily. Times are made monotone (a token never
     starts before the previous one ends), except that a cue that starts before an earlier
-    one ends (two speakers at once) keeps its words' times in cues of its own; cue markup, settings and identifiers are
-    dropped (SRT cues are numbered again; VTT NOTE blocks move to the first new cue that
-    starts at or after the cue they preceded). WebVTT voice spans (`<v Bob>`) are kept:
-    a new cue starts where the voice changes, and each cue opens with its voice's tag. A
-    speaker's turn (`annotations`: "JOHN:", ">>", a dialogue dash) starts a new sentence on
-    a new line.
+    one ends (two speakers at once) keeps its words' times in cues of its own. Cue markup,
+    settings and identifiers are dropped (SRT cues are numbered again; VTT NOTE blocks move
+    to the first new cue that starts at or after the cue they preceded). WebVTT voice spans
+    (`<v Bob>`) are kept: a new cue starts where the voice changes, and each cue opens with
+    its voice's tag. A speaker's turn (`annotations`: "JOHN:", ">>", a dialogue dash) starts
+    a new sentence on a new line.
     The lines roll-up captions repeat are left out (`rolling.without_repeats`).
 
     Args:

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from punctum.models.losses import TaggingLoss
-from punctum.models.validation import require
+from punctum.models.validation import is_number, require
 
 
 @dataclass(frozen=True)
@@ -51,8 +51,10 @@ class CnnBiLstmConfig:
             self.pad_id,
             f"an int in [0, {self.vocab_size})",
         )
-        require(0.0 <= self.dropout < 1.0, "dropout", self.dropout, "in [0, 1)")
-        require(self.punct_loss_weight >= 0.0, "punct_loss_weight", self.punct_loss_weight, ">= 0")
+        require(is_number(self.dropout) and 0.0 <= self.dropout < 1.0, "dropout", self.dropout,
+                "a number in [0, 1)")
+        require(is_number(self.punct_loss_weight) and self.punct_loss_weight >= 0.0,
+                "punct_loss_weight", self.punct_loss_weight, "a finite number >= 0")
 
 
 class ConvBlock(nn.Module):

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from punctum.models.transformer_tagger import EncoderBlock, SelfAttention
-from punctum.models.validation import require
+from punctum.models.validation import is_number, require
 
 INTER_TARGETS = ("unpunctuated", "punctuated", "none")
 
@@ -61,9 +61,11 @@ class CtcEncoderConfig:
                 f"in [0, {self.n_layers}) (0 = n_layers // 2)")
         require(self.inter_targets in INTER_TARGETS, "inter_targets", self.inter_targets,
                 f"one of {INTER_TARGETS}")
-        require(0.0 <= self.dropout < 1.0, "dropout", self.dropout, "in [0, 1)")
-        require(self.lambda_ctc >= 0 and self.lambda_inter >= 0, "lambda_ctc/lambda_inter",
-                (self.lambda_ctc, self.lambda_inter), ">= 0")
+        require(is_number(self.dropout) and 0.0 <= self.dropout < 1.0, "dropout", self.dropout,
+                "a number in [0, 1)")
+        require(all(is_number(v) and v >= 0 for v in (self.lambda_ctc, self.lambda_inter)),
+                "lambda_ctc/lambda_inter",
+                (self.lambda_ctc, self.lambda_inter), "finite numbers >= 0")
 
     @property
     def inter_index(self) -> int:

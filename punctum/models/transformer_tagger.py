@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from punctum.models.losses import TaggingLoss
-from punctum.models.validation import require
+from punctum.models.validation import is_number, require
 
 # Encoder config keys left out of encoder_config: the label maps describe a classification head
 # and would not survive a JSON round trip (int keys become strings); a stored dtype would make
@@ -56,8 +56,10 @@ class TransformerTaggerConfig:
             self.pad_id,
             f"an int in [0, {self.vocab_size})",
         )
-        require(0.0 <= self.dropout < 1.0, "dropout", self.dropout, "in [0, 1)")
-        require(self.punct_loss_weight >= 0.0, "punct_loss_weight", self.punct_loss_weight, ">= 0")
+        require(is_number(self.dropout) and 0.0 <= self.dropout < 1.0, "dropout", self.dropout,
+                "a number in [0, 1)")
+        require(is_number(self.punct_loss_weight) and self.punct_loss_weight >= 0.0,
+                "punct_loss_weight", self.punct_loss_weight, "a finite number >= 0")
         if self.encoder_config is None:
             require(
                 self.pretrained is None,

@@ -105,6 +105,9 @@ class DataConfig:
             raise ValueError(f"max_subwords must be in [8, 4096], got {self.max_subwords}")
         if not 0 <= self.val_fraction < 1:
             raise ValueError(f"val_fraction must be in [0, 1), got {self.val_fraction}")
+        if self.max_documents < 0:
+            raise ValueError(f"data.max_documents must be >= 0 (0 = all), "
+                             f"got {self.max_documents}")
 
 
 @dataclass(frozen=True)

@@ -130,7 +130,17 @@ def load_model_from_checkpoint(path: str | Path) -> tuple[torch.nn.Module, dict]
         reason = " ".join([line.strip() for line in str(error).splitlines()
                            if line.strip()][:2]) or type(error).__name__
         raise ValueError(f"{path}: its weights do not fit its model ({reason})") from None
+    check_finite(model, path)
     return model.eval(), saved
+
+
+def check_finite(model: torch.nn.Module, path: str | Path) -> None:
+    """A one-line ValueError when a weight of `model` (read from `path`) is nan or inf: a
+    run that diverged, whose export would predict nothing useful."""
+    for name, tensor in model.state_dict().items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise ValueError(f"{path}: the weight {name} holds nan or inf (the run diverged); "
+                             f"export an earlier checkpoint")
 
 
 def pause_aware(model: torch.nn.Module) -> bool:

@@ -9,13 +9,13 @@ Relative data paths are resolved against the data root (``--data-root``).
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from punctum.config import build_dataclass as _build
-from punctum.config import existing, read_toml
+from punctum.config import build_dataclass, changed_keys, existing, read_toml
 from punctum.pauses import PauseNoise
 from punctum.train.data import DataConfig, SourceConfig
 from punctum.train.distill import DistillConfig
@@ -52,6 +52,9 @@ class TokenizerConfig:
         if not 100 <= self.vocab_size <= 200_000:
             raise ValueError(f"tokenizer.vocab_size must be in [100, 200000], "
                              f"got {self.vocab_size}")
+        if self.train_documents < 0:
+            raise ValueError(f"tokenizer.train_documents must be >= 0 (0 = all), "
+                             f"got {self.train_documents}")
 
 
 @dataclass(frozen=True)
@@ -168,10 +171,7 @@ def parse_recipe(raw: dict, data_root: str | Path | None = None, name: str = "")
             raise ValueError(f"data.dev must be a file path (a string), got {data['dev']!r}")
         data["dev"] = existing(root / data["dev"], "data.dev")
     data["noise"] = _build(NoiseConfig, data.get("noise", {}), "data.noise")
-    pause_noise = dict(data.get("pause_noise", {}))
-    if "scale_range" in pause_noise:
-        pause_noise["scale_range"] = tuple(pause_noise["scale_range"])
-    data["pause_noise"] = _build(PauseNoise, pause_noise, "data.pause_noise")
+    data["pause_noise"] = _pause_noise(data.get("pause_noise", {}))
     data["distill"] = _build(DistillConfig, data.get("distill", {}), "data.distill")
     return Recipe(
         model=dict(raw["model"]),
@@ -182,9 +182,34 @@ def parse_recipe(raw: dict, data_root: str | Path | None = None, name: str = "")
     )
 
 
+def _build(cls, values: dict, where: str):
+    """A recipe table as a dataclass (`build_dataclass`); nan and inf are refused."""
+    return build_dataclass(cls, values, where, finite=True)
+
+
+def _pause_noise(table) -> PauseNoise:
+    """The [data.pause_noise] table; scale_range must be two numbers [low, high]."""
+    if not isinstance(table, dict):
+        raise ValueError(f"data.pause_noise must be a table, got {table!r}")
+    table = dict(table)
+    if "scale_range" in table:
+        scale = table["scale_range"]
+        if not isinstance(scale, (list, tuple)) or len(scale) != 2 or not all(map(_finite, scale)):
+            raise ValueError(f"data.pause_noise.scale_range must be two numbers [low, high], "
+                             f"got {scale!r}")
+        table["scale_range"] = tuple(scale)
+    return _build(PauseNoise, table, "data.pause_noise")
+
+
+def _finite(value) -> bool:
+    """A finite int or float (not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value)
+
+
 def _check_model_table(model: dict) -> None:
-    """[model]'s kind and keys, and for a text model its values, before any data is read
-    (the sizes that come from the tokenizer are stood in for)."""
+    """[model]'s kind, keys and values before any data is read (the sizes that come from
+    the tokenizer are stood in for)."""
     from dataclasses import fields
 
     from punctum.models import MODELS
@@ -197,15 +222,19 @@ def _check_model_table(model: dict) -> None:
     unknown = sorted(set(model) - allowed)
     if unknown:
         raise ValueError(f"unknown key(s) model.{', model.'.join(unknown)} for {kind}")
+    for key, value in model.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"model.{key} must be a finite number, got {value!r}")
+    sizes = {"vocab_size": 2}
     if kind in ("cnn_bilstm", "transformer_tagger"):
-        sizes = {"vocab_size": 2, "n_punct": 2, "n_case": 2, "pad_id": 0}
-        # a pretrained encoder's own sizes replace the scratch defaults (checked when built)
-        derived = ("d_model", "n_layers", "n_heads", "d_ff") if model.get("pretrained") else ()
-        values = {k: v for k, v in model.items() if k not in ("kind", "pretrained", *derived)}
-        try:
-            config_cls(**{**values, **sizes})
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"model: {error}") from None
+        sizes.update(n_punct=2, n_case=2, pad_id=0)
+    # a pretrained encoder's own sizes replace the scratch defaults (checked when built)
+    derived = ("d_model", "n_layers", "n_heads", "d_ff") if model.get("pretrained") else ()
+    values = {k: v for k, v in model.items() if k not in ("kind", "pretrained", *derived)}
+    try:
+        config_cls(**{**values, **sizes})
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"model: {error}") from None
 
 
 def _speech_recipe(raw: dict, data_root: str | Path | None, name: str) -> Recipe:
@@ -221,6 +250,7 @@ def _speech_recipe(raw: dict, data_root: str | Path | None, name: str) -> Recipe
 
 
 def _source(values: dict, root: Path, index: int) -> SourceConfig:
+    """One [[data.sources]] entry, its path joined to the data root and checked."""
     source = _build(SourceConfig, values, f"data.sources[{index}]")
     path = existing(root / source.path, f"data.sources[{index}].path")
     return dataclasses.replace(source, path=path)
@@ -255,6 +285,62 @@ def relocated_data(data: dict, data_root: str | Path | None) -> dict:
     if isinstance(data.get("train"), (list, tuple)):
         data["train"] = [relocate(p, data_root) for p in data["train"]]
     return data
+
+
+# Recipe settings that a resumed run may change: they alter neither what was learnt so far
+# nor the restored optimizer, scheduler and sampler state. train.steps extends (or ends
+# earlier) a run, except with the linear scheduler, whose decay it would reshape mid-run.
+# Everything else (model, tokenizer, data, batch_size, lr, optimizer, scheduler, seed, ...)
+# must stay as the run began.
+RESUMABLE = ("name", "train.steps", "train.eval_every", "train.checkpoint_every",
+             "train.log_every", "train.eval_batch_size", "train.threads", "train.device")
+
+
+def resume_changes(stored: dict, recipe: Recipe) -> list[str]:
+    """Dotted keys ("train.batch_size", "data.sources") whose values differ between the
+    recipe a checkpoint recorded and `recipe`, less those that may change on resume
+    (RESUMABLE). Data paths compare as the files they name; a [data]/[train]/[tokenizer]
+    key that the checkpoint does not record (an older punctum's) is not compared."""
+    old, new = _settings(stored), _settings(recipe.to_dict())
+    allowed = resumable(recipe)
+    return [key for key in changed_keys(old, new) if key not in allowed
+            and (key in old or key.startswith("model."))]
+
+
+def resumable(recipe: Recipe) -> tuple[str, ...]:
+    """The keys of RESUMABLE that `recipe` may change on resume."""
+    linear = recipe.train.scheduler == "linear"
+    return tuple(k for k in RESUMABLE if not (linear and k == "train.steps"))
+
+
+def _settings(recipe: dict) -> dict:
+    """A recipe dict as {dotted key: JSON value}, data paths resolved."""
+    plain = json.loads(json.dumps(recipe, default=str))
+    data, train = plain.get("data") or {}, plain.get("train") or {}
+    for source in data.get("sources") or []:
+        if isinstance(source, dict) and isinstance(source.get("path"), str):
+            source["path"] = _resolved(source["path"])
+    for table, key in ((data, "dev"), (train, "init_from")):
+        if isinstance(table.get(key), str):
+            table[key] = _resolved(table[key])
+    if isinstance(data.get("train"), list):  # speech manifests
+        data["train"] = [_resolved(p) if isinstance(p, str) else p for p in data["train"]]
+    return _flatten(plain)
+
+
+def _resolved(path: str) -> str:
+    return str(Path(path).resolve())
+
+
+def _flatten(values: dict, prefix: str = "") -> dict:
+    """{"train": {"lr": 1}} -> {"train.lr": 1}; lists (data.sources) stay whole."""
+    flat = {}
+    for key, value in values.items():
+        if isinstance(value, dict) and value:
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
 
 
 def load_recipe(path: str | Path, data_root: str | Path | None = None) -> Recipe:

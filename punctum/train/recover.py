@@ -56,9 +56,7 @@ def recover_state_dict(folder: str | Path) -> tuple[str, dict, dict[str, torch.T
         raise ValueError(f"{artifact.path}: an ensemble or a model without model_config has no "
                          f"weights to start from")
     if meta.get("weights"):
-        from safetensors.torch import load_file
-
-        return meta["kind"], meta["model_config"], load_file(str(artifact.path / meta["weights"]))
+        return meta["kind"], meta["model_config"], _safetensors(artifact.path / meta["weights"])
     unreadable = _unreadable(meta)
     if unreadable:
         raise ValueError(f"{artifact.path}: weights cannot be read back from model.onnx "
@@ -66,6 +64,19 @@ def recover_state_dict(folder: str | Path) -> tuple[str, dict, dict[str, torch.T
                          f"(punctum export --with-weights)")
     read = _transformer_from_onnx if meta["kind"] == "transformer_tagger" else _cnn_bilstm_from_onnx
     return meta["kind"], meta["model_config"], read(artifact.model_file, meta["model_config"])
+
+
+def _safetensors(path: Path) -> dict[str, torch.Tensor]:
+    """The tensors of a weights.safetensors file, or a one-line error naming it."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file (the weights punctum.json names)")
+    try:
+        return load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as error:
+        raise ValueError(f"{path}: not readable ({error})") from None
 
 
 def _unreadable(meta: dict) -> str:

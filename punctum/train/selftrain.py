@@ -138,7 +138,11 @@ def load_selftrain_recipe(path: str | Path, data_root: str | Path | None = None
     table = raw.pop("selftrain")
     recipe = parse_recipe(raw, data_root, name=Path(path).stem)
     root = Path(data_root) if data_root else Path(".")
-    config = build_dataclass(SelfTrainConfig, table, "selftrain")
+    config = build_dataclass(SelfTrainConfig, table, "selftrain", finite=True)
+    for key in ("pool", "eval_files"):
+        if not all(isinstance(p, str) for p in getattr(config, key)):
+            raise ValueError(f"selftrain.{key} must be a list of file paths (strings), got "
+                             f"{list(getattr(config, key))!r}")
     config = dataclasses.replace(
         config,
         pool=tuple(existing(root / p, "selftrain.pool") for p in config.pool),
@@ -157,7 +161,8 @@ def student_train_config(recipe: Recipe, config: SelfTrainConfig,
     if teacher is not None and config.student_init == "teacher":
         overrides["init_from"] = str(teacher)
     merged = dataclasses.asdict(recipe.train) | overrides
-    return build_dataclass(type(recipe.train), merged, "selftrain.student_train")
+    return build_dataclass(type(recipe.train), merged, "selftrain.student_train",
+                           finite=True)
 
 
 
@@ -379,19 +384,24 @@ def _teacher_artifact(teacher: str | Path, folder: Path, name: str) -> Path | st
 def _round_zero(recipe: Recipe, config: SelfTrainConfig, out: Path, cache: Path,
                 progress: bool) -> tuple[str | Path, float]:
     """(the first teacher, its dev F1): the given checkpoint or artifact, else a trained run."""
+    summary = out / "round-0" / "round.json"
+    started = _read_round(summary).get("teacher") if summary.exists() else None
     if not config.teacher:
+        if started:  # round 0 took that teacher: there is no round-0/best.pt
+            raise ValueError(f"{out} was started with the teacher {started}: give --teacher "
+                             f"{started} (or selftrain.teacher) to continue it, or use another "
+                             f"output folder")
         f1 = _train_round(recipe, out / "round-0", None, cache, progress)
         return out / "round-0" / "best.pt", f1
     artifact = recover.is_artifact(config.teacher)
     teacher = config.teacher if artifact else Path(config.teacher)
     name = str(config.teacher) if artifact else str(Path(config.teacher).resolve())
-    summary = out / "round-0" / "round.json"
     if summary.exists():  # later rounds in `out` learnt from that teacher's labels
-        done = _read_round(summary)
-        if done.get("teacher") != name:
-            raise ValueError(f"{out} was started with the teacher {done.get('teacher')}, not "
-                             f"{name}: use another output folder")
-        return teacher, done["dev_f1"]
+        if started != name:
+            begun = f"the teacher {started}" if started else "a teacher it trained (round-0)"
+            raise ValueError(f"{out} was started with {begun}, not {name}: use another output "
+                             f"folder")
+        return teacher, _read_round(summary)["dev_f1"]
     if artifact:
         from punctum.train.trainer import score_weights
 
@@ -491,7 +501,11 @@ def _check_settings(out: Path, recipe: Recipe, config: SelfTrainConfig) -> None:
 
 
 def _checkpoint_f1(checkpoint: Path) -> float:
+    """The best dev F1 a teacher checkpoint records; a one-line ValueError naming the file
+    when it is not a tagger checkpoint that `punctum export` reads (the teacher is exported)."""
     from punctum.train.checkpoint import load_checkpoint
+    from punctum.train.export import check_checkpoint, check_exportable
 
-    state = load_checkpoint(checkpoint).get("state", {})
-    return float(state.get("best_f1", 0.0))
+    saved = check_checkpoint(load_checkpoint(checkpoint), checkpoint)
+    check_exportable(saved, checkpoint)
+    return float(saved["state"]["best_f1"])

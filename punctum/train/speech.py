@@ -251,15 +251,19 @@ def speech_data_config(values: dict, root: Path) -> SpeechDataConfig:
     from punctum.config import build_dataclass, existing
 
     values = dict(values)
-    features = build_dataclass(FeatureConfig, values.pop("features", {}), "data.features")
+    features = build_dataclass(FeatureConfig, values.pop("features", {}), "data.features",
+                               finite=True)
     augment = values.pop("spec_augment", {})
     augment = None if augment is False else build_dataclass(SpecAugmentConfig, augment,
-                                                            "data.spec_augment")
+                                                            "data.spec_augment", finite=True)
     train = values.pop("train", [])
-    if not isinstance(train, list):
-        raise ValueError("data.train must be an array of manifest paths")
+    if not isinstance(train, list) or not all(isinstance(p, str) for p in train):
+        raise ValueError(f"data.train must be an array of manifest paths, got {train!r}")
     values["train"] = tuple(existing(root / p, "data.train") for p in train)
     if values.get("dev"):
+        if not isinstance(values["dev"], str):
+            raise ValueError(f"data.dev must be a manifest path (a string), got "
+                             f"{values['dev']!r}")
         values["dev"] = existing(root / values["dev"], "data.dev")
-    config = build_dataclass(SpeechDataConfig, values, "data")
+    config = build_dataclass(SpeechDataConfig, values, "data", finite=True)
     return dataclasses.replace(config, features=features, spec_augment=augment)

@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import json
 import logging
+import math
 import os
 import shutil
 import signal
@@ -39,7 +40,7 @@ from punctum.train.batching import Batch, WindowSampler, iter_batches, sequentia
 from punctum.train.data import EncodedCorpus, encode_source, iter_source, read_dev
 from punctum.train.distill import Teacher
 from punctum.train.pretrained import resolve_pretrained
-from punctum.train.recipe import Recipe
+from punctum.train.recipe import Recipe, resumable, resume_changes
 
 log = logging.getLogger(__name__)
 TOKENIZER_NAME = "tokenizer.json"
@@ -245,15 +246,19 @@ def row_settings(batch: Batch, default_smoothing: float, device: str):
 
 
 def train_step(task, wrapped, optimizer, batch, recipe: Recipe) -> float:
-    """One optimizer step on the task's loss; returns the loss."""
+    """One optimizer step on the task's loss; returns the loss. A non-finite loss or
+    gradient norm skips the step (the weights stay finite) and returns nan: the loop stops.
+    (The gradients are all-reduced, so every data-parallel process sees the same norm.)"""
     wrapped.train()
     loss = task.loss(wrapped, batch)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
-    if recipe.train.grad_clip > 0:
-        torch.nn.utils.clip_grad_norm_(task.model.parameters(), recipe.train.grad_clip)
+    norm = torch.nn.utils.clip_grad_norm_(task.model.parameters(), recipe.train.grad_clip)
+    value = float(loss.detach())
+    if not (math.isfinite(value) and bool(torch.isfinite(norm))):
+        return math.nan
     optimizer.step()
-    return float(loss.detach())
+    return value
 
 
 class TaggingTask:
@@ -375,26 +380,46 @@ def _payload(run, state: RunState) -> dict:
     }
 
 
-def _restore(path: Path, model, optimizer, scheduler, sampler) -> RunState:
+def _resumable(path: Path, recipe: Recipe) -> dict:
+    """The checkpoint at `path` if `recipe` can resume it, else a one-line error: a file that
+    is no resumable checkpoint, or a recipe changed in settings that resuming cannot take
+    (`recipe.resume_changes`; e.g. batch_size, the data, the optimizer or the scheduler)."""
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: nothing to resume")
     saved = checkpoint.load_checkpoint(path)
-    needed = ("model", "optimizer", "scheduler", "sampler", "rng", "state")
+    needed = ("model", "optimizer", "scheduler", "sampler", "rng", "state", "recipe")
     missing = [key for key in needed if not isinstance(saved, dict) or key not in saved]
     if missing:
         raise ValueError(f"{path}: not a checkpoint to resume (no {', '.join(missing)}; a "
                          f"soup or an export holds weights only)")
+    if not isinstance(saved["recipe"], dict) or not isinstance(saved["state"], dict):
+        raise ValueError(f"{path}: not a checkpoint to resume (its recipe or state is not "
+                         f"a dict)")
+    changed = resume_changes(saved["recipe"], recipe)
+    if changed:
+        allowed = ", ".join(k.removeprefix("train.") for k in resumable(recipe) if k != "name")
+        raise ValueError(f"{path}: the recipe changed since this run began ({', '.join(changed)}"
+                         f"); --resume needs it unchanged but for these [train] keys: "
+                         f"{allowed}. Restore it, or train the new recipe in another --out")
+    return saved
+
+
+def _restore(saved: dict, path: Path, run: _Run) -> RunState:
+    """Load a checkpoint checked by `_resumable` into the run's objects."""
     try:
-        model.load_state_dict(saved["model"])
-        optimizer.load_state_dict(saved["optimizer"])
-    except (RuntimeError, ValueError, KeyError) as error:
+        run.model.load_state_dict(saved["model"])
+        run.optimizer.load_state_dict(saved["optimizer"])
+        run.scheduler.load_state_dict(saved["scheduler"])
+        run.task.sampler.set_state(saved["sampler"])
+        checkpoint.set_rng_state(saved["rng"])
+        state = RunState(**saved["state"])
+    except (RuntimeError, ValueError, KeyError, TypeError, AttributeError) as error:
         reason = " ".join([line.strip() for line in str(error).splitlines()
-                           if line.strip()][:2])
+                           if line.strip()][:2]) or type(error).__name__
         raise ValueError(f"{path}: does not fit this recipe's model, so it cannot be resumed "
                          f"with it ({reason})") from None
-    scheduler.load_state_dict(saved["scheduler"])
-    sampler.set_state(saved["sampler"])
-    checkpoint.set_rng_state(saved["rng"])
-    log.info("resumed from %s at step %d", path, saved["state"]["step"])
-    return RunState(**saved["state"])
+    log.info("resumed from %s at step %d", path, state.step)
+    return state
 
 
 def _evaluate_and_select(run, state: RunState, loss: float) -> None:
@@ -459,20 +484,24 @@ def weights_tokenizer(init_from: str) -> Path:
 
 def _initial_state(path: str) -> dict:
     """The model weights of a checkpoint, or of an artifact (a bundled name or a folder:
-    `punctum.train.recover`)."""
+    `punctum.train.recover`); a one-line error naming a file that holds none."""
     if recover.is_artifact(path):
         return recover.recover_state_dict(artifacts.resolve(path))[2]
-    return checkpoint.load_checkpoint(path)["model"]
+    from punctum.train.export import check_checkpoint
+
+    weights_tokenizer(path)  # a missing file is named as init_from
+    return check_checkpoint(checkpoint.load_checkpoint(path), path)["model"]
 
 
-def _load_initial_weights(model: torch.nn.Module, path: str) -> None:
-    """Start from a checkpoint's or an artifact's weights; a different architecture is a
-    one-line error."""
-    state = _initial_state(path)
+def _load_initial_weights(model: torch.nn.Module, path: str, state: dict | None = None
+                          ) -> None:
+    """Start from a checkpoint's or an artifact's weights (`state`: those already read by
+    `_initial_state`); a different architecture is a one-line error."""
+    state = _initial_state(path) if state is None else state
     try:
         result = model.load_state_dict(state, strict=False)
-    except RuntimeError as error:
-        first = str(error).strip().splitlines()[0]
+    except (RuntimeError, TypeError, AttributeError) as error:
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise ValueError(f"train.init_from: {path} does not fit this recipe's model "
                          f"({first})") from None
     # A pause embedding added to a text model starts from zeros (see CnnBiLstm).
@@ -524,10 +553,12 @@ def _setup(recipe: Recipe, out: Path) -> _Run:
     dist = init_distributed(device)
     if recipe.train.threads:
         torch.set_num_threads(recipe.train.threads)
+    init_from = recipe.train.init_from
+    initial = _initial_state(init_from) if init_from else None  # before the tokenizer work
     checkpoint.seed_everything(recipe.train.seed + dist.rank)
     task = make_task(recipe, out, dist, device)
-    if recipe.train.init_from:
-        _load_initial_weights(task.model, recipe.train.init_from)
+    if init_from:
+        _load_initial_weights(task.model, init_from, initial)
     wrapped = task.model
     if dist.world > 1:
         wrapped = torch.nn.parallel.DistributedDataParallel(task.model)
@@ -540,25 +571,24 @@ def train(recipe: Recipe, out_dir: str | Path, resume: bool = False,
     """Train the recipe's model into `out_dir`; returns the final run state.
 
     A folder that holds a run (last.pt) is refused unless `resume`: its checkpoints would
-    be replaced. Writes tokenizer.json, last.pt (every checkpoint_every steps), best.pt
-    (best dev F1; the final weights when no dev evaluation ran), history.json and
-    curve.png. `tokenizer`: a new run's tokenizer file, instead of the recipe's
-    (self-training's student: its teacher's subwords).
+    be replaced. `resume` continues last.pt, and refuses a recipe changed since the run
+    began in anything but the settings of `recipe.RESUMABLE` (steps to extend a run,
+    evaluation/checkpoint/log intervals, threads, device). Writes tokenizer.json, last.pt
+    (every checkpoint_every steps), best.pt (best dev F1; the final weights when no dev
+    evaluation ran), history.json and curve.png. `tokenizer`: a new run's tokenizer file,
+    instead of the recipe's (self-training's student: its teacher's subwords).
     """
     out = Path(out_dir)
     if not resume and (out / "last.pt").exists():
         raise FileExistsError(f"{out}: holds a run already (last.pt); --resume continues it, "
                               f"or choose another --out")
+    saved = _resumable(out / "last.pt", recipe) if resume else None  # before any work
     out.mkdir(parents=True, exist_ok=True)
     if not resume:
         _new_run_tokenizer(out, tokenizer)
     run = _setup(recipe, out)
-    state = RunState()
-    if resume and (out / "last.pt").exists():
-        state = _restore(out / "last.pt", run.model, run.optimizer, run.scheduler,
-                         run.task.sampler)
-    elif resume:
-        raise FileNotFoundError(f"{out / 'last.pt'}: nothing to resume")
+    state = _restore(saved, out / "last.pt", run) if saved is not None else RunState()
+    del saved
     stop = _StopRequest()
     previous = stop.install() if _main_thread() else {}
     try:
@@ -633,7 +663,13 @@ def _loop(run: _Run, state: RunState, progress: bool, stop: _StopRequest | None 
     started = time.time() - state.seconds
     while state.step < config.steps:
         batch = run.task.sampler.next_batch(config.batch_size)
-        losses.append(train_step(run.task, run.wrapped, run.optimizer, batch, run.recipe))
+        loss = train_step(run.task, run.wrapped, run.optimizer, batch, run.recipe)
+        if not math.isfinite(loss):
+            raise ValueError(f"the training loss or its gradients became non-finite at step "
+                             f"{state.step + 1} (the run diverged): lower train.lr, or check "
+                             f"the data and the loss weights (checkpoints saved before it "
+                             f"are kept)")
+        losses.append(loss)
         state.step += 1
         state.seconds = time.time() - started
         _after_step(run, state, losses, bar)
