@@ -93,6 +93,34 @@ class Stream:
         return self._feed(text)
 
     def _feed(self, text: str) -> Restored | None:
+        lead = ""
+        if not self._pending and self._words_fed and self.options.keep_existing:
+            lead, text = self._leading_marks(text)  # the final word's, which cannot take them
+        result = self._feed_words(text)
+        if not lead:
+            return result
+        if result is None:
+            self._wordless = lead + " " + self._wordless
+            return None
+        return replace(result, text=lead + " " + result.text)
+
+    def _leading_marks(self, text: str) -> tuple[str, str]:
+        """(the marks that open `text` before its first word, as written; the rest): with
+        nothing pending (lookahead 0) they follow a final word, so they are kept as pieces of
+        their own ("came", ";"), as --keep-existing keeps them (quotes and brackets, which
+        parse keeps beside the next word, stay in the rest)."""
+        inventory = self.punctuator.inventory
+        tokens = whitespace_tokens(text)
+        count = 0
+        for token in tokens:
+            if holds_word(token, inventory) or wordless_tokens(token, inventory):
+                break
+            count += 1
+        if not count:
+            return "", text
+        return " ".join(tokens[:count]), " ".join(tokens[count:])
+
+    def _feed_words(self, text: str) -> Restored | None:
         stripped = text.lstrip()
         again = self._wordless  # text fed before, parsed again with this feed
         took_word = bool(self._pending and stripped and not stripped[0].isalnum())
@@ -128,7 +156,8 @@ class Stream:
         """Like `flush`, as one typed result (None when nothing was pending)."""
         if self._deferred:
             deferred, self._deferred = self._deferred, ""
-            self._feed(deferred)  # no words: nothing becomes final
+            self._feed(deferred)  # no words: nothing becomes final (its marks kept with
+            # --keep-existing when they follow a final word: `_leading_marks`)
         if self._wordless:  # nothing pending: only such tokens came after the last word
             wordless, self._wordless = self._wordless.rstrip(), ""
             empty = self.punctuator.predict(())

@@ -66,6 +66,7 @@ vocab_size = 200
 [data]
 dev = "dev.che"
 max_subwords = 64
+val_fraction = 0.0  # the split hashes the corpus path, a new temporary folder each run
 [[data.sources]]
 path = "train.txt"
 

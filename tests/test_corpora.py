@@ -5,6 +5,8 @@ import gzip
 import pytest
 
 from punctum.corpora import (
+    head_texts,
+    is_validation,
     iter_documents,
     iter_lines,
     iter_tsv,
@@ -130,3 +132,13 @@ def test_gzip_is_read_from_a_pipe_once(tmp_path):
     writer.start()
     assert list(iter_lines(fifo)) == ["so", "what"]  # the bytes peeked at are not lost
     writer.join()
+
+
+def test_head_texts_leave_out_the_validation_documents(tmp_path):
+    path = tmp_path / "docs.txt"
+    path.write_text("".join(f"document {i}.\n" for i in range(200)), encoding="utf-8")
+    held = [i for i in range(150) if is_validation(i, str(path), 0.2)]
+    texts = head_texts([{"path": str(path)}], 150, val_fraction=0.2)
+    assert 0 < len(held) < 150 and len(texts) == 150 - len(held)
+    assert not {f"document {i}." for i in held} & set(texts)
+    assert head_texts([{"path": str(path)}], 150) == [f"document {i}." for i in range(150)]
