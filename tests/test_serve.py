@@ -168,10 +168,19 @@ def test_body_limit_with_and_without_content_length(client):
     assert response.json()["error"]["type"] == "too_large"
 
 
-def test_malformed_json_is_422(client):
-    response = client.post("/v1/restore", content=b"{not json",
+@pytest.mark.parametrize("body", [b"{not json", b"\xff\xfe\x00binary", b"[" * 5000])
+def test_malformed_json_is_422(client, body):
+    response = client.post("/v1/restore", content=body,
                            headers={"content-type": "application/json"})
-    assert response.status_code == 422
+    assert response.status_code == 422 and response.json()["error"]["type"] == "invalid_request"
+
+
+@pytest.mark.parametrize("field, value", [("case", "no"), ("case", 0), ("keep_existing", "true"),
+                                          ("model", ""), ("output_key", ""), ("text_key", "")])
+def test_values_of_the_wrong_kind_are_422(client, field, value):
+    body = {"text": "id,text\n1,hello there\n", "format": "csv", field: value}
+    response = client.post("/v1/restore", json=body)
+    assert response.status_code == 422 and response.json()["error"]["message"].startswith(field)
 
 
 def test_models_health_page_schema(client):

@@ -48,10 +48,11 @@ class ApiError(Exception):
 class RestoreRequest(BaseModel):
     """Give `text` (one string) or `texts` (a list), not both."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # "case": "no" is no boolean
     text: str | None = Field(None, description="one text (or a whole subtitle/JSON file)")
     texts: list[str] | None = Field(None, description="several texts, restored independently")
-    model: str | None = Field(None, description="a loaded model (default: the first)")
+    model: str | None = Field(None, min_length=1,
+                              description="a loaded model (default: the first)")
     case: bool = Field(True, description="restore casing")
     keep_existing: bool = Field(False, description="keep marks and case already present")
     fill: Literal["missing", "all"] | None = Field(
@@ -66,10 +67,10 @@ class RestoreRequest(BaseModel):
                         "probabilities (format 'text' only)")
     format: Literal[FORMATS] = Field(  # type: ignore[valid-type]
         "text", description="what `text` holds; subtitle and JSON formats keep every timing")
-    text_key: str | None = Field(None, description="NeMo manifests and CSV/TSV tables: the "
-                                 "key or column to restore (default: the format's)")
-    output_key: str | None = Field(None, description="NeMo manifests and CSV/TSV tables: the "
-                                   "key or column to write (default: text_key's)")
+    text_key: str | None = Field(None, min_length=1, description="NeMo manifests and CSV/TSV "
+                                 "tables: the key or column to restore (default: the format's)")
+    output_key: str | None = Field(None, min_length=1, description="NeMo manifests and CSV/TSV "
+                                   "tables: the key or column to write (default: text_key's)")
 
 
 class RestoreResponse(BaseModel):
@@ -251,6 +252,9 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException):
+        if error.status_code == 400:  # a body that is not JSON at all (FastAPI's 400)
+            return JSONResponse(error_body(422, "invalid_request", f"the body is not JSON "
+                                           f"({error.detail})"), status_code=422)
         return JSONResponse(error_body(error.status_code, "http", str(error.detail)),
                             status_code=error.status_code)
 
