@@ -72,6 +72,9 @@ def _post_bias(artifact: artifacts.Artifact, labels: tuple[str, ...],
         given = (decision.get("post_bias") or {}) if isinstance(decision, dict) else None
         if not isinstance(given, dict):
             raise ValueError(f"{source}post_bias must be an object of mark -> number")
+    elif not isinstance(given, Mapping):
+        raise TypeError(f"post_bias must be a mapping of mark -> number, got "
+                        f"{type(given).__name__}")
     else:
         source = ""
     try:
@@ -118,6 +121,9 @@ class Punctuator:
         self.case_labels = artifact.case_labels
         self.tokenizer = SubwordTokenizer.load(artifact.tokenizer_file, artifact.label_position)
         _check_vocabulary(self.tokenizer, artifact)
+        if windows is not None and not isinstance(windows, WindowConfig):
+            raise TypeError(f"windows must be a punctum.windows.WindowConfig, got "
+                            f"{type(windows).__name__}")
         self.windows = windows or _window_config(artifact)
         # Windows per ONNX Runtime call at most, whatever batch_size asks ("per_call" in
         # punctum.json's windows; None: no limit of the model's own). See _windows_per_call.
@@ -322,6 +328,9 @@ class Punctuator:
         _check_texts(lines)
         batch: list[str] = []
         for line in lines:
+            if not isinstance(line, str):
+                raise TypeError(f"restore_lines expects lines of str, got "
+                                f"{type(line).__name__}")
             if self.is_long_line(line):
                 yield from self._flush_lines(batch, options)
                 batch = []

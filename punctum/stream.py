@@ -84,7 +84,11 @@ class Stream:
     def feed_detailed(self, text: str | Sequence[str]) -> Restored | None:
         """Like `feed`: the words now final as one typed result, None when there are none."""
         if not isinstance(text, str):
-            text = " ".join(text)
+            words = [] if isinstance(text, (bytes, bytearray)) else _words_of(text)
+            if isinstance(text, (bytes, bytearray)) or words is None:
+                raise TypeError(f"feed expects a str or a sequence of str, got "
+                                f"{type(text).__name__}")
+            text = " ".join(words)
         inventory = self.punctuator.inventory
         if not any(holds_word(token, inventory) for token in whitespace_tokens(text)):
             self._deferred += text + " "  # no word: nothing can become final; read with the
@@ -209,6 +213,16 @@ class Stream:
         self._sentence_start = ends_sentence(labelled, len(labelled) - 1, inventory)
         self._quoted_end = quotes_its_mark(labelled, len(labelled) - 1)  # '"Stop!" he'
         return Restored(text, labelled, prediction, cases)
+
+
+def _words_of(words) -> list[str] | None:
+    """The words of an iterable of str (a list, a tuple, a generator), None for anything
+    else (None, a number, bytes among them)."""
+    try:
+        words = list(words)
+    except TypeError:
+        return None
+    return words if all(isinstance(word, str) for word in words) else None
 
 
 def _slice_prediction(prediction: Prediction, start: int, stop: int | None = None

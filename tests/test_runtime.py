@@ -520,6 +520,20 @@ def test_malformed_punctum_json_is_one_line_naming_it(tiny_artifact, tmp_path, c
     assert str(folder / "punctum.json") in str(error.value) and "\n" not in str(error.value)
 
 
+def test_arguments_of_the_wrong_type_are_named(tiny_artifact, punctuator):
+    stream = punctuator.stream()
+    for bad in (None, b"hi", 5, ["a", None]):
+        with pytest.raises(TypeError, match="feed expects a str or a sequence of str"):
+            stream.feed(bad)
+    assert stream.feed(w for w in ["we", "see"]) + stream.flush()  # any iterable of str
+    with pytest.raises(TypeError, match="restore_lines expects lines of str, got NoneType"):
+        list(punctuator.restore_lines(["we see", None]))
+    with pytest.raises(TypeError, match="post_bias must be a mapping"):
+        Punctuator.load(tiny_artifact, post_bias=[1])
+    with pytest.raises(TypeError, match="windows must be a punctum.windows.WindowConfig"):
+        Punctuator.load(tiny_artifact, windows={"size": 24})
+
+
 @pytest.mark.parametrize("threads", [-1, 257, 10**6, 1.5, True])
 def test_thread_counts_out_of_range_are_refused(tiny_artifact, threads):
     with pytest.raises(ValueError, match="threads must be a whole number from 0"):
