@@ -835,9 +835,16 @@ _TAG = re.compile(r"</?[A-Za-z][\w-]{0,31}>|\[[A-Za-z][\w-]{0,31}\]")
 
 def _emoticon_token(token: str, word_char: re.Pattern) -> bool:
     """Whether a token is an emoticon or a tag, maybe with marks after it (":)", ":D!",
-    ":-P", "<unk>.")."""
-    symbol = _symbol_match(token)
-    return symbol is not None and not word_char.search(token, symbol.end())
+    ":-P", "<unk>."), or one in quotes or brackets ('"<unk>"', "(:D)")."""
+    wrapped = len(token) - len(token.lstrip(_WRAPPING)) if token[:1] in _WRAPPING else 0
+    for start in range(min(wrapped, 3) + 1):  # "[noise]" opens with a bracket of its own
+        symbol = _symbol_match(token[start:])
+        if symbol is not None:
+            return not word_char.search(token, start + symbol.end())
+    return False
+
+
+_WRAPPING = _QUOTES + _BRACKETS  # what an emoticon or a tag may stand inside
 
 
 def _symbol_match(token: str) -> re.Match | None:
@@ -911,8 +918,8 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
                  space_after: bool = True) -> None:
     inv = builder.inv
     lookup = inv._lookup
-    if (piece[0] in ":;=<[" and space_before and space_after  # whole: ":D", "<unk>", "[noise]"
-            and _emoticon_token(piece, lookup["word_char"])):
+    if ((piece[0] in ":;=<[" or piece[0] in _WRAPPING) and space_before and space_after
+            and _emoticon_token(piece, lookup["word_char"])):  # ":D", "<unk>", "(:D)"
         _parse_wordless(piece, builder, space_before, space_after)
         return
     if piece[0] not in lookup["strip"] and piece[-1] not in lookup["strip"]:

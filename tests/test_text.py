@@ -336,6 +336,8 @@ def test_an_emoticon_joined_to_a_word_stays_whole(source, written):
     ('he said "wow :D" and left', '":D"'),
     ("ok :D) fine", ":D)"),
     (":-P\" and he", ':-P"'),
+    ("he said (:D) ok", "(:D)"),  # in brackets or quotes: no word "D" (was "(D)")
+    ('she wrote ":P" and [:)] too', '":P":)'),
 ])
 def test_what_stands_around_an_emoticon_is_kept(source, kept):
     labelled = parse(source)
@@ -352,6 +354,7 @@ def test_what_stands_around_an_emoticon_is_kept(source, kept):
     ("[noise] so what [laughter]. do you [vocalized-noise] think", (
         "so", "what", "do", "you", "think")),  # Kaldi's and Switchboard's
     ("or [door slams] now", ("or", "door", "slams", "now")),  # words in brackets: no tag
+    ('he said "<unk>" ok ([noise])', ("he", "said", "ok")),  # in quotes or brackets
 ])
 def test_a_recognisers_tags_are_no_words_and_stay_as_written(source, words):
     labelled = parse(source)
