@@ -832,6 +832,9 @@ def _run_transcribe(args) -> int:
     if args.output and len(set(names)) < len(names):
         raise ValueError("two audio files have the same name; their outputs would collide")
     several = len(args.audio) > 1
+    if several and args.to != "text" and (not args.output or args.output == "-"):
+        raise ValueError(f"several audio files make one {args.to} file each: give -o FOLDER "
+                         f"(on stdout they would run together into one broken file)")
     into_folder = bool(args.output) and (several or _names_folder(args.output))
     if into_folder and os.path.exists(args.output) and not os.path.isdir(args.output):
         raise ValueError(f"-o {args.output}: is a file; several inputs need a folder")

@@ -150,6 +150,9 @@ class Punctuator:
         """Load a bundled model by name ("en-tiny", the default), a folder, or a hub id; an
         ensemble folder gives an `ensemble.EnsemblePunctuator`."""
         artifact = artifacts.read_artifact(artifacts.resolve(name_or_path))
+        if artifact.meta["kind"] == "ctc_encoder":
+            raise ValueError(f"{artifact.path}: an acoustic model (speech to text: punctum "
+                             f"transcribe -m); restoring text needs a lexical model")
         if artifact.meta["kind"] == artifacts.ENSEMBLE_KIND:
             from punctum.ensemble import EnsemblePunctuator
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from punctum.audio.io import SAMPLE_RATE, iter_audio_chunks
+from punctum.audio.io import MIN_SAMPLE_RATE, SAMPLE_RATE, iter_audio_chunks, sample_rate_of
 from punctum.transcribe import Transcriber, _RawWord
 
 BLOCK_SECONDS = 10.0  # audio read from the file at a time
@@ -32,7 +32,7 @@ UTTERANCE_SECONDS = 30.0  # the longest piece decoded as one utterance
 CUT_SEARCH_SECONDS = 10.0  # a piece ends in the quietest stretch of its last seconds
 FRAME_SECONDS = 0.01  # pocketsphinx's frame shift
 LEAD_SECONDS = 0.25  # silence before each piece: its first word is misheard without it
-SILENT_PEAK = 1e-3  # a piece whose samples all stay under -60 dBFS holds no speech
+SILENT_PEAK = 3e-4  # a piece whose samples all stay under -70 dBFS holds no speech
 
 
 def utterances(blocks: Iterator[np.ndarray], longest: float = UTTERANCE_SECONDS,
@@ -76,13 +76,8 @@ def _quietest_cut(samples: np.ndarray, search: int, frame: int) -> int:
 def _note_narrowband(path: str | Path) -> None:
     """Warn when audio is sampled below 16 kHz (telephone speech): the model was trained on
     wideband speech, and upsampled narrowband audio decodes with many more errors."""
-    try:
-        import soundfile
-
-        rate = soundfile.info(str(path)).samplerate
-    except Exception:  # noqa: BLE001 (unreadable: decoding reports it in one line)
-        return
-    if rate < SAMPLE_RATE:
+    rate = sample_rate_of(path)
+    if rate is not None and MIN_SAMPLE_RATE <= rate < SAMPLE_RATE:  # lower: an error
         logging.getLogger(__name__).warning(
             "%s: %d Hz audio; pocketsphinx's model is for 16 kHz speech, so expect many "
             "more errors (telephone audio needs an 8 kHz model)", path, rate)
@@ -130,6 +125,9 @@ class SphinxTranscriber(Transcriber):
     def _piece_words(self, samples: np.ndarray, offset: float) -> list[_RawWord]:
         if not len(samples) or np.abs(samples).max() < SILENT_PEAK:
             return []  # the decoder finds a word even in digital silence
+        peak = float(np.abs(samples).max())
+        if peak > 1:  # float audio louder than full scale: scaled down, not clipped
+            samples = samples / peak
         lead = np.zeros(int(LEAD_SECONDS * SAMPLE_RATE), dtype=np.float32)
         pcm = (np.clip(np.concatenate([lead, samples]), -1, 1) * 32767).astype("<i2").tobytes()
         self.decoder.start_utt()

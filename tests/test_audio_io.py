@@ -136,6 +136,13 @@ def test_corrupt_empty_and_unsupported_files(tmp_path):
     header_only = tmp_path / "header.wav"
     soundfile.write(str(header_only), np.zeros(0, np.float32), SAMPLE_RATE)
     assert "no audio samples" in _one_line_error(header_only)
+    with pytest.raises(ValueError, match="no audio samples"):  # read in chunks too
+        list(iter_audio_chunks(header_only, 0.2, 0.05))
+    slow = tmp_path / "slow.wav"  # a header that says 1 Hz: 0.1 s would be hours
+    soundfile.write(str(slow), np.zeros(1600, np.float32), 1)
+    assert "a sample rate of 1 Hz, below the 4,000 Hz" in _one_line_error(slow)
+    with pytest.raises(ValueError, match="a sample rate of 1 Hz"):
+        list(iter_audio_chunks(slow, 0.2, 0.05))
     text = tmp_path / "notes.txt"
     text.write_text("hello")
     assert "unsupported audio file type" in _one_line_error(text)

@@ -157,6 +157,11 @@ def test_cli_transcribe_formats_and_errors(acoustic, tmp_path, capsys):
     for output in (tmp_path / "out", str(tmp_path / "new") + "/"):  # -o a folder, one input
         assert main(["transcribe", audio, "-m", str(folder), "-o", str(output)]) == 0
     assert (tmp_path / "new" / "u004.txt").is_file()
+    assert main(["transcribe", audio, audio, "-m", str(folder), "--to", "vtt"]) == 2
+    assert "several audio files make one vtt file each: give -o FOLDER" in \
+        capsys.readouterr().err  # not two WEBVTT files run together on stdout
+    assert main(["transcribe", audio, "-m", "pocketsphinx", "--text-model", str(folder)]) == 2
+    assert "an acoustic model" in capsys.readouterr().err
 
 
 def test_cli_export_dispatches_on_checkpoint_kind(acoustic, tmp_path, capsys):
@@ -294,6 +299,32 @@ def test_pocketsphinx_engine_transcribes_speech(tmp_path, capsys):
     # espeak-ng's robotic voice is hard for pocketsphinx: some words suffice
     assert len(recognised & {"the", "weather", "nice", "today", "we", "are", "going",
                              "park"}) >= 3
+
+
+def test_pocketsphinx_scales_loud_float_audio_down_not_clipping_it(tmp_path, monkeypatch):
+    pytest.importorskip("pocketsphinx")
+    from punctum.sphinx import SphinxTranscriber
+
+    heard = []
+
+    class Decoder:  # records what pocketsphinx would hear
+        def start_utt(self):
+            pass
+
+        def process_raw(self, pcm, full_utt):
+            heard.append(np.frombuffer(pcm, "<i2"))
+
+        def end_utt(self):
+            pass
+
+        def seg(self):
+            return []
+
+    transcriber = SphinxTranscriber.load()
+    monkeypatch.setattr(transcriber, "decoder", Decoder())
+    loud = np.sin(np.linspace(0, 400, RATE)).astype(np.float32) * 4.0
+    transcriber._piece_words(loud, 0.0)
+    assert np.abs(heard[0]).max() == 32767 and (np.abs(heard[0]) == 32767).sum() < 10
 
 
 def test_pocketsphinx_engine_on_silence_is_empty(tmp_path):

@@ -24,6 +24,7 @@ import numpy as np
 logger = logging.getLogger(__name__)
 
 SAMPLE_RATE = 16_000
+MIN_SAMPLE_RATE = 4_000  # below it no speech survives: a header that says so is damaged
 EXTENSIONS = (".wav", ".flac", ".ogg", ".oga", ".opus", ".mp3")
 
 
@@ -132,8 +133,29 @@ def read_audio(path: str | Path) -> tuple[np.ndarray, int]:
     notes.report()
     if samples.shape[0] == 0:
         raise ValueError(f"{path}: no audio samples (empty file)")
+    _check_rate(int(rate), path)
     _check_finite(samples, path)
     return to_mono(samples), int(rate)
+
+
+def _check_rate(rate: int, path: Path) -> None:
+    """A sample rate no speech is recorded at (a damaged header: "1 Hz") is an error, not
+    hours of audio made of a few thousand samples."""
+    if rate < MIN_SAMPLE_RATE:
+        raise ValueError(f"{path}: a sample rate of {rate:,} Hz, below the {MIN_SAMPLE_RATE:,} "
+                         f"Hz of any speech recording (a damaged header?)")
+
+
+def sample_rate_of(path: str | Path) -> int | None:
+    """The sample rate a file's header gives, None when it cannot be read (decoding then
+    says why); the MP3 decoder's notes are kept out of the terminal."""
+    path = Path(path)
+    notes = _DecoderNotes(path)
+    try:
+        with notes.collect():
+            return int(_soundfile().info(str(path)).samplerate)
+    except Exception:  # noqa: BLE001 (unreadable: decoding reports it in one line)
+        return None
 
 
 def _check_finite(samples: np.ndarray, path: Path) -> None:
@@ -163,6 +185,7 @@ def iter_audio_chunks(path: str | Path, chunk_seconds: float, overlap_seconds: f
             handle = soundfile.SoundFile(str(path))
         with handle:
             rate, total = handle.samplerate, handle.frames
+            _check_rate(rate, path)
             size = int(round(chunk_seconds * rate))
             step = size - int(round(overlap_seconds * rate))
             if step <= 0:  # chunks that never advance would be read for ever
@@ -173,6 +196,8 @@ def iter_audio_chunks(path: str | Path, chunk_seconds: float, overlap_seconds: f
                 with notes.collect():
                     handle.seek(start)
                     block = handle.read(size, dtype="float32", always_2d=True)
+                if not start and not len(block):
+                    raise ValueError(f"{path}: no audio samples (empty file)")
                 _check_finite(block, path)
                 yield start / rate, resample(to_mono(block), rate, sample_rate)
                 if start + size >= total or not len(block):
