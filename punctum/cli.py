@@ -528,7 +528,8 @@ def _add_batch(subparsers) -> None:
     parser.add_argument("--address", help="Ray cluster address (default: start a local Ray "
                                           "with this machine's cores)")
     parser.add_argument("--actors", type=int, default=0, metavar="K",
-                        help="model-holding actors, one CPU each (default: one per CPU)")
+                        help="model-holding actors, one CPU each (default: one per CPU; for "
+                             "Parquet, one per CPU but one)")
     parser.add_argument("--column", default="text", help="--parquet: the column to restore")
     parser.add_argument("--output-column", default="restored",
                         help="--parquet: the column written (default: restored)")
