@@ -128,8 +128,7 @@ def read_audio(path: str | Path) -> tuple[np.ndarray, int]:
         with notes.collect():
             samples, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
     except (soundfile.LibsndfileError, RuntimeError, TypeError, EOFError) as error:
-        reason = getattr(error, "error_string", "") or str(error) or type(error).__name__
-        raise ValueError(f"{path}: cannot decode audio ({' '.join(reason.split())})") from None
+        raise ValueError(f"{path}: cannot decode audio ({_reason(error)})") from None
     notes.report()
     if samples.shape[0] == 0:
         raise ValueError(f"{path}: no audio samples (empty file)")
@@ -156,6 +155,16 @@ def sample_rate_of(path: str | Path) -> int | None:
             return int(_soundfile().info(str(path)).samplerate)
     except Exception:  # noqa: BLE001 (unreadable: decoding reports it in one line)
         return None
+
+
+def _reason(error: Exception) -> str:
+    """libsndfile's reason in one line; its "File does not exist or is not a regular file"
+    for a file that exists but holds no audio it knows, said so."""
+    reason = " ".join((getattr(error, "error_string", "") or str(error)
+                       or type(error).__name__).split())
+    if reason.startswith("File does not exist or is not a regular file"):
+        return "not audio in a format the decoder knows, or damaged past its header"
+    return reason
 
 
 def _check_finite(samples: np.ndarray, path: Path) -> None:
@@ -204,8 +213,7 @@ def iter_audio_chunks(path: str | Path, chunk_seconds: float, overlap_seconds: f
                     break
                 start += step
     except (soundfile.LibsndfileError, RuntimeError, TypeError, EOFError) as error:
-        reason = getattr(error, "error_string", "") or str(error) or type(error).__name__
-        raise ValueError(f"{path}: cannot decode audio ({' '.join(reason.split())})") from None
+        raise ValueError(f"{path}: cannot decode audio ({_reason(error)})") from None
     notes.report()
 
 
