@@ -443,6 +443,24 @@ def test_transcribe_with_pocketsphinx(tmp_path):
     assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("bad.wav: ")
 
 
+def test_transcribe_refuses_audio_longer_than_the_limit(tmp_path):
+    pytest.importorskip("pocketsphinx")
+    import io
+
+    import numpy as np
+    import soundfile
+
+    buffer = io.BytesIO()
+    soundfile.write(buffer, np.zeros(16_000 * 3, dtype=np.float32), 16_000, format="WAV")
+    app = create_app(ServeConfig(acoustic="pocketsphinx", max_audio_seconds=2.5))
+    with TestClient(app) as client:
+        response = client.post("/v1/transcribe", files={"audio": ("long.wav", buffer.getvalue())})
+    assert response.status_code == 413
+    assert response.json()["error"]["message"] == ("long.wav: 3 s of audio; this server "
+                                                   "transcribes 2.5 s at most "
+                                                   "(serve.max_audio_seconds)")
+
+
 def test_transcribe_uploads_have_a_queue_limit():
     pytest.importorskip("pocketsphinx")
     app = create_app(ServeConfig(acoustic="pocketsphinx", max_queue=2))

@@ -145,6 +145,19 @@ def _check_rate(rate: int, path: Path) -> None:
                          f"Hz of any speech recording (a damaged header?)")
 
 
+def audio_seconds(path: str | Path) -> float | None:
+    """How long a file's audio is by its header, None when it cannot be read (decoding
+    then says why)."""
+    path = Path(path)
+    notes = _DecoderNotes(path)
+    try:
+        with notes.collect():
+            info = _soundfile().info(str(path))
+        return info.frames / info.samplerate if info.samplerate > 0 else None
+    except Exception:  # noqa: BLE001 (unreadable: decoding reports it in one line)
+        return None
+
+
 def sample_rate_of(path: str | Path) -> int | None:
     """The sample rate a file's header gives, None when it cannot be read (decoding then
     says why); the MP3 decoder's notes are kept out of the terminal."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
@@ -323,7 +324,8 @@ def _add_routes(app: FastAPI, state: ServerState) -> None:
             data = await audio.read()
             name = audio.filename or "audio.wav"
             return await state.within_timeout(asyncio.get_running_loop().run_in_executor(
-                state.audio_executor, _transcribe_upload, state.transcriber, data, name))
+                state.audio_executor, _transcribe_upload, state.transcriber, data, name,
+                state.config.max_audio_seconds))
         finally:
             state.audio_waiting -= 1
 
@@ -347,15 +349,23 @@ def _add_routes(app: FastAPI, state: ServerState) -> None:
             encoding="utf-8")
 
 
-def _transcribe_upload(transcriber, data: bytes, name: str) -> dict:
+def _transcribe_upload(transcriber, data: bytes, name: str,
+                       max_seconds: float = math.inf) -> dict:
     """An uploaded file's transcription ({"path": its name, "text", "words"}); its audio
-    type is told by its name's extension, as for files."""
+    type is told by its name's extension, as for files; audio longer than `max_seconds`
+    (by its header) is a 413."""
     import tempfile
+
+    from punctum.audio.io import audio_seconds
 
     suffix = Path(name).suffix.lower() or ".wav"
     with tempfile.TemporaryDirectory(prefix="punctum-audio-") as folder:
         path = Path(folder) / f"upload{suffix}"
         path.write_bytes(data)
+        seconds = audio_seconds(path)
+        if seconds is not None and seconds > max_seconds:
+            raise ApiError(413, "too_long", f"{name}: {seconds:,.0f} s of audio; this server "
+                           f"transcribes {max_seconds:g} s at most (serve.max_audio_seconds)")
         try:
             result = transcriber.transcribe(path)
         except (ValueError, FileNotFoundError) as error:

@@ -35,6 +35,11 @@ class ServeConfig:
         batch_texts: texts the dynamic batcher joins into one model call at most.
         batch_wait_ms: how long the batcher waits for more requests to join a batch.
         max_audio_bytes: audio uploads above this get 413 (POST /v1/transcribe).
+        max_audio_seconds: audio uploads longer than this get 413: one audio worker
+            transcribes, and a request that times out cannot stop it, so a long upload
+            would hold it past its 503 (pocketsphinx reads about 7 s of audio a second on
+            2 cores: the default 120 s fits the default timeout). Longer audio:
+            `punctum transcribe`.
         acoustic: what POST /v1/transcribe recognises speech with: "pocketsphinx" (needs
             punctum[audio,sphinx]) or an acoustic model folder, followed by the default
             model as its lexical model; "" (default): the route answers 501.
@@ -52,6 +57,7 @@ class ServeConfig:
     batch_texts: int = 64
     batch_wait_ms: float = 5.0
     max_audio_bytes: int = 50_000_000
+    max_audio_seconds: float = 120.0
     acoustic: str = ""
 
     def __post_init__(self) -> None:
@@ -61,7 +67,7 @@ class ServeConfig:
         if not 0 <= self.port <= 65535:
             raise ValueError(f"serve.port must be in [0, 65535], got {self.port}")
         positive = ["max_body_bytes", "max_chars", "max_items", "max_queue", "batch_texts",
-                    "max_audio_bytes", "request_timeout_s"]
+                    "max_audio_bytes", "max_audio_seconds", "request_timeout_s"]
         for name in positive:
             if not getattr(self, name) > 0 or not math.isfinite(getattr(self, name)):
                 raise ValueError(f"serve.{name} must be a finite number > 0, got "
