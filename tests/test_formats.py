@@ -822,15 +822,6 @@ def test_character_references_reach_the_model_decoded_and_come_back_encoded():
     assert formats.convert(restored, "vtt").cues[1].text == '"R&amp;D" is late.'
 
 
-def test_a_character_written_both_ways_comes_back_both_ways():
-    from punctum.formats.transcript import encode_like
-
-    assert encode_like("Rock'n'roll.", "rock&#39;n'roll") == "Rock&#39;n'roll."
-    assert encode_like("Q&A&B,", "q&amp;a&b") == "Q&amp;A&B,"
-    assert encode_like('"R&D."', "&quot;r&amp;d&quot;") == "&quot;R&amp;D.&quot;"
-    assert encode_like("Caf&,", "caf&amp;") == "Caf&amp;,"
-
-
 def test_line_break_tags_and_no_break_spaces_separate_words_when_converting():
     srt = "1\n00:00:01,000 --> 00:00:02,000\nhello<br>world&nbsp;again <i>x</i>y\n"
     transcript = formats.loads(srt, "srt")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 import html
 import re
@@ -257,47 +256,12 @@ def decode_references(text: str) -> str:
 
 def encode_like(text: str, original: str) -> str:
     """`text` (a restored token) with the characters that `original` wrote as references
-    written as the same references again ("Q&A" -> "Q&amp;A" for "q&amp;a"), each where
-    it stood: a character the original wrote both ways ("rock&#39;n'roll") keeps each way.
-    A character the restore added is written as the original wrote that character last."""
-    if "&" not in original:
-        return text
-    chars, forms = _written_chars(original)
-    last = {c: f for c, f in zip(chars, forms) if f != c}
-    written = [last.get(c, c) for c in text]
-    matcher = difflib.SequenceMatcher(None, _folded(chars), _folded(text), autojunk=False)
-    for block in matcher.get_matching_blocks():  # the original's characters, case aside
-        for k in range(block.size):
-            a, b = block.a + k, block.b + k
-            written[b] = forms[a] if forms[a] != chars[a] else text[b]
-    return "".join(written)
-
-
-def _folded(chars) -> str:
-    """Characters lowercased one for one (a character whose lowercase is longer, "İ", as
-    it is), so that positions stay those of `chars`."""
-    return "".join(low if len(low := c.lower()) == 1 else c for c in chars)
-
-
-def _written_chars(original: str) -> tuple[list[str], list[str]]:
-    """The characters of a token and how each is written (itself, or a reference)."""
-    chars, forms, position = [], [], 0
-    for match in REFERENCE.finditer(original):
-        for char in original[position:match.start()]:
-            chars.append(char)
-            forms.append(char)
-        decoded = html.unescape(match.group())
-        if len(decoded) == 1:
-            chars.append(decoded)
-            forms.append(match.group())
-        else:  # no character ("&#0;" stays as written) or several: as they are
-            chars.extend(match.group())
-            forms.extend(match.group())
-        position = match.end()
-    for char in original[position:]:
-        chars.append(char)
-        forms.append(char)
-    return chars, forms
+    written as the same references again ("Q&A" -> "Q&amp;A" for "q&amp;a")."""
+    references = {html.unescape(r): r for r in REFERENCE.findall(original)}
+    for char in sorted(references, key=lambda c: c != "&"):  # "&" first: others hold one
+        if char and char != references[char]:
+            text = text.replace(char, references[char])
+    return text
 
 
 def _split_word(raw: str, start: float | None, end: float | None, record: dict) -> Token:
