@@ -19,7 +19,6 @@ from punctum.formats.annotations import (
 from punctum.formats.rolling import repeated_tokens, without_repeats
 from punctum.formats.transcript import (
     INDEPENDENT_CUES,
-    REFERENCE,
     SUBTITLES,
     Cue,
     Token,
@@ -123,26 +122,11 @@ def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool,
                                            and needs_space(out[-1].text, token.text))
             space = ("\n" if line_breaks and ("\n" in gap or "<br" in gap.lower())
                      else " " if separate else "")
-            if out and (closing := _quoted_by(gap, 0)):
-                out[-1] = replace(out[-1], text=out[-1].text + write(closing))
-            text = write(_quoted_by(gap, -1) + token.text)
+            text = write(token.text)
             out.append(Token(text, token.start, token.end, space if out else first))
             gap, after_record = "", bool(token.extra)
         gap += token.after
-    if out and (closing := _quoted_by(gap, 0)):
-        out[-1] = replace(out[-1], text=out[-1].text + write(closing))
     return tuple(out)
-
-
-def _quoted_by(markup: str, side: int) -> str:
-    """The character references written against a word (`side` -1: at the end of the markup
-    before it, 0: at the start of the markup after it) that are characters of their own:
-    `&quot;hi&quot;` keeps its quotes when the markup around it goes (`&nbsp;` is a gap)."""
-    if not markup.strip() or markup[side].isspace():
-        return ""
-    piece = markup.split()[side]
-    return "".join(r for r in REFERENCE.findall(piece)
-                   if (char := html.unescape(r)).isprintable() and not char.isspace())
 
 
 def _carry_spaces(tokens: Sequence[Token]) -> bool:
