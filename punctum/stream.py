@@ -84,8 +84,8 @@ class Stream:
     def feed_detailed(self, text: str | Sequence[str]) -> Restored | None:
         """Like `feed`: the words now final as one typed result, None when there are none."""
         if not isinstance(text, str):
-            words = [] if isinstance(text, (bytes, bytearray)) else _words_of(text)
-            if isinstance(text, (bytes, bytearray)) or words is None:
+            words = None if isinstance(text, (bytes, bytearray)) else _words_of(text)
+            if words is None:
                 raise TypeError(f"feed expects a str or a sequence of str, got "
                                 f"{type(text).__name__}")
             text = " ".join(words)

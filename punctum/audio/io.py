@@ -148,24 +148,24 @@ def _check_rate(rate: int, path: Path) -> None:
 def audio_seconds(path: str | Path) -> float | None:
     """How long a file's audio is by its header, None when it cannot be read (decoding
     then says why)."""
-    path = Path(path)
-    notes = _DecoderNotes(path)
-    try:
-        with notes.collect():
-            info = _soundfile().info(str(path))
-        return info.frames / info.samplerate if info.samplerate > 0 else None
-    except Exception:  # noqa: BLE001 (unreadable: decoding reports it in one line)
-        return None
+    info = _header(path)
+    return info.frames / info.samplerate if info is not None and info.samplerate > 0 else None
 
 
 def sample_rate_of(path: str | Path) -> int | None:
     """The sample rate a file's header gives, None when it cannot be read (decoding then
-    says why); the MP3 decoder's notes are kept out of the terminal."""
+    says why)."""
+    info = _header(path)
+    return None if info is None else int(info.samplerate)
+
+
+def _header(path: str | Path):
+    """soundfile's info on a file, None when it cannot be read; the MP3 decoder's notes
+    are kept out of the terminal."""
     path = Path(path)
-    notes = _DecoderNotes(path)
     try:
-        with notes.collect():
-            return int(_soundfile().info(str(path)).samplerate)
+        with _DecoderNotes(path).collect():
+            return _soundfile().info(str(path))
     except Exception:  # noqa: BLE001 (unreadable: decoding reports it in one line)
         return None
 

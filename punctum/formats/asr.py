@@ -304,18 +304,19 @@ _SECONDS_A_WORD = 0.4
 def _ended(cues: list[Cue]) -> list[Cue]:
     """Cues of one pipeline result, each chunk without an end given one (`_SECONDS_A_WORD`),
     as its words are (a word-level chunk's word has the chunk's times)."""
-    out = []
-    for k, cue in enumerate(cues):
+    out, next_start = [], None
+    for cue in reversed(cues):  # the next chunk's start, known walking back
         if cue.end is None and cue.start is not None:
-            following = [c.start for c in cues[k + 1:] if c.start is not None]
             words = sum(1 for t in cue.tokens if t.text)
-            end = following[0] if following and following[0] >= cue.start else \
+            end = next_start if next_start is not None and next_start >= cue.start else \
                 cue.start + _SECONDS_A_WORD * words
             tokens = tuple(replace(t, end=end) if t.start is not None and t.end is None else t
                            for t in cue.tokens)
             cue = replace(cue, end=end, tokens=tokens)
+        if cue.start is not None:
+            next_start = cue.start
         out.append(cue)
-    return out
+    return out[::-1]
 
 
 def _hf_times(stamp: Any, path: tuple) -> tuple[float | None, float | None]:

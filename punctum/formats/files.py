@@ -72,12 +72,16 @@ def _subtitles_in(path: Path, head_bytes: int = 65_536) -> str | None:
                 head = handle.read(head_bytes)
             except (OSError, EOFError, zlib.error):
                 return None  # the reader names the damage
-    text = _normalise_newlines(head.decode("utf-8", errors="replace"))[0]
-    text = text.lstrip("\ufeff \t\n")
-    if text.startswith("WEBVTT"):
+    return _subtitle_start(_normalise_newlines(head.decode("utf-8", errors="replace"))[0])
+
+
+def _subtitle_start(text: str) -> str | None:
+    """"vtt" or "srt" when a text starts as a subtitle file does, else None."""
+    head = text.lstrip("\ufeff \t\r\n")
+    if head.startswith("WEBVTT"):
         return "vtt"
-    return "srt" if any(_is_timing(line.strip(), "srt")
-                        for line in text.split("\n", 2)[:2]) else None
+    first_lines = [line.strip() for line in head.split("\n", 2)[:2]]
+    return "srt" if any(_is_timing(line, "srt") for line in first_lines) else None
 
 
 def sniff_format(text: str, name: str = "<string>") -> str:
@@ -87,11 +91,9 @@ def sniff_format(text: str, name: str = "<string>") -> str:
     .json or .jsonl (then the JSON error, naming the line, is raised).
     """
     head = text.lstrip("\ufeff \t\r\n")
-    first_lines = [line.strip() for line in head.split("\n", 2)[:2]]
-    if head.startswith("WEBVTT"):
-        return "vtt"
-    if any(_is_timing(line, "srt") for line in first_lines):
-        return "srt"
+    subtitles = _subtitle_start(head)
+    if subtitles:
+        return subtitles
     if asr.looks_like_ctm(head.split("\n", 3)[:3]):
         return "ctm"
     if not head or head[0] not in "{[":

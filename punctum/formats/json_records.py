@@ -107,12 +107,15 @@ def _parse_json(text: str, name: str, line: int) -> Any:
         raise ValueError(f"{name}:{line}: not readable JSON ({error})") from None
 
 
+_JSON_SPACE = re.compile(r"\s*")
+
+
 def value_spans(text: str) -> list[tuple[Any, int, int]] | None:
     """(value, start, end) of each JSON value of a text of values written one after another
     with only whitespace between them, or None when it is not one."""
     decoder, spans, position = json.JSONDecoder(), [], 0
     while True:
-        position = len(text) - len(text[position:].lstrip())
+        position = _JSON_SPACE.match(text, position).end()
         if position == len(text):
             return spans
         try:
@@ -121,6 +124,16 @@ def value_spans(text: str) -> list[tuple[Any, int, int]] | None:
             return None
         spans.append((value, position, end))
         position = end
+
+
+def _numbered(text: str, spans: list[tuple[Any, int, int]]) -> list[tuple[int, Any]]:
+    """(line number, value) of each value of `value_spans`, lines counted once through."""
+    numbered, line, counted = [], 1, 0
+    for value, start, _ in spans:
+        line += text.count("\n", counted, start)
+        counted = start
+        numbered.append((line, value))
+    return numbered
 
 
 def _load_json(text: str, name: str) -> tuple[str, list[tuple[int, Any]]]:
@@ -142,8 +155,7 @@ def _load_json(text: str, name: str) -> tuple[str, list[tuple[int, Any]]]:
     except json.JSONDecodeError:
         spans = value_spans(text) if whole.msg == "Extra data" else None
         if spans:  # values one after another, each over several lines (Vosk's Result()s)
-            return "stream", [(text.count("\n", 0, start) + 1, value)
-                              for value, start, _ in spans]
+            return "stream", _numbered(text, spans)
         raise ValueError(f"{name}:{whole.lineno}: not valid JSON ({whole.msg}, column "
                          f"{whole.colno})") from None
     values = []
