@@ -191,20 +191,17 @@ def _pause_noise(table) -> PauseNoise:
     """The [data.pause_noise] table; scale_range must be two numbers [low, high]."""
     if not isinstance(table, dict):
         raise ValueError(f"data.pause_noise must be a table, got {table!r}")
+    from punctum.models.validation import is_number  # (punctum.models imports torch)
+
     table = dict(table)
     if "scale_range" in table:
         scale = table["scale_range"]
-        if not isinstance(scale, (list, tuple)) or len(scale) != 2 or not all(map(_finite, scale)):
+        if not isinstance(scale, (list, tuple)) or len(scale) != 2 \
+                or not all(map(is_number, scale)):
             raise ValueError(f"data.pause_noise.scale_range must be two numbers [low, high], "
                              f"got {scale!r}")
         table["scale_range"] = tuple(scale)
     return _build(PauseNoise, table, "data.pause_noise")
-
-
-def _finite(value) -> bool:
-    """A finite int or float (not a bool)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) \
-        and math.isfinite(value)
 
 
 def _check_model_table(model: dict) -> None:
