@@ -537,16 +537,30 @@ def _check_pause_input(session, artifact, pause_aware: bool) -> None:
 
 
 def _check_vocabulary(tokenizer: SubwordTokenizer, artifact: artifacts.Artifact) -> None:
-    """Fail loudly when the tokenizer has another number of pieces than the model was
-    trained with (punctum.json's model_config.vocab_size): its ids would index another
-    embedding table (out of range: an ONNX Runtime error; in range: nonsense)."""
+    """Fail loudly when the tokenizer does not fit the model's embedding table (punctum.json's
+    model_config.vocab_size): its ids would index another table (out of range: an ONNX
+    Runtime error; in range: nonsense). punctum's own BPE must match the table exactly; a
+    pretrained encoder's table may be padded beyond its tokenizer's pieces (as export allows).
+    """
     config = artifact.meta.get("model_config")
     expected = config.get("vocab_size") if isinstance(config, dict) else None
-    if isinstance(expected, int) and not isinstance(expected, bool) \
-            and tokenizer.vocab_size != expected:
+    if not isinstance(expected, int) or isinstance(expected, bool):
+        return
+    if tokenizer.vocab_size > expected or (_own_bpe(artifact)
+                                           and tokenizer.vocab_size != expected):
         raise ValueError(f"{artifact.tokenizer_file}: {tokenizer.vocab_size:,} pieces, but "
                          f"the model was trained with {expected:,} (punctum.json "
                          f"model_config.vocab_size): the tokenizer is another model's")
+
+
+def _own_bpe(artifact: artifacts.Artifact) -> bool:
+    """Whether the artifact's tokenizer is punctum's own BPE (training.recipe.tokenizer.kind,
+    "bpe" when not recorded) rather than a pretrained encoder's."""
+    training = artifact.meta.get("training")
+    recipe = training.get("recipe") if isinstance(training, dict) else None
+    tokenizer = recipe.get("tokenizer") if isinstance(recipe, dict) else None
+    kind = tokenizer.get("kind", "bpe") if isinstance(tokenizer, dict) else "bpe"
+    return kind == "bpe"
 
 
 def _check_outputs(session, artifact, n_post: int, n_case: int) -> None:

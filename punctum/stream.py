@@ -17,6 +17,7 @@ from punctum.merging import (
 from punctum.restored import Prediction, Restored, RestoreOptions
 from punctum.text import (
     LOWER,
+    NULL,
     Labelled,
     count_open_brackets,
     count_straight_quotes,
@@ -71,6 +72,7 @@ class Stream:
         self._words_fed = 0
         self._quoted_end = False  # the last final word ends in a quoted ! or ?
         self._brackets = 0  # brackets open after the text fed so far
+        self._unmarked_post: str | None = None  # the model's label for a final last word
 
     def feed(self, text: str | Sequence[str]) -> list[str]:
         """Add text (or words); return the pieces that are now final."""
@@ -100,6 +102,7 @@ class Stream:
         lead = ""
         if not self._pending and self._words_fed and self.options.keep_existing:
             lead, text = self._leading_marks(text)  # the final word's, which cannot take them
+            self._close_final_word(lead)
         result = self._feed_words(text)
         if not lead:
             return result
@@ -123,6 +126,23 @@ class Stream:
         if not count:
             return "", text
         return " ".join(tokens[:count]), " ".join(tokens[count:])
+
+    def _close_final_word(self, lead: str) -> None:
+        """With lookahead 0, the last final word's mark comes with the next feed (`lead`,
+        "" for none): it decides whether the next word starts a sentence ("We left" + ". then"
+        -> "Then") and counts toward the marks the text writes, with the model's label for
+        that word (held back by `_finalise`)."""
+        inventory = self.punctuator.inventory
+        given = parse(f"x {lead} y", inventory) if lead else None
+        if given is not None and len(given) == 2 and given.post[0] != NULL:
+            self._sentence_start = ends_sentence(given, 0, inventory)
+            self._after_pause = goes_on_after(given, given, 0, inventory)
+            self._quoted_end = False
+        if self._unmarked_post is not None:
+            counted = counted_marks(given) if given is not None and len(given) == 2 else (NULL,)
+            self._marks += MarkCounts.of(counted, (self._unmarked_post,),
+                                         inventory.sentence_final)
+            self._unmarked_post = None
 
     def _feed_words(self, text: str) -> Restored | None:
         stripped = text.lstrip()
@@ -196,6 +216,8 @@ class Stream:
             self._marks += MarkCounts.of(counted, tail.post[:len(counted)],
                                          inventory.sentence_final)
         self._after_pause = goes_on_after(done, pending, n_final - 1, inventory)
+        # the last word's mark may come with the next feed (`_close_final_word`)
+        self._unmarked_post = tail.post[n_final - 1] if n_final == len(pending) else None
         rest = pending.slice(n_final)  # waiting words keep only what the input gave them
         result = self._render(done, _slice_prediction(tail, 0, n_final))
         self._pending = [rest] if len(rest) else []

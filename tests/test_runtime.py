@@ -500,6 +500,20 @@ def test_corrupt_files_are_named(tiny_artifact, tmp_path):
         Punctuator.load(folder)
 
 
+def test_pretrained_tokenizer_may_be_smaller_than_the_embedding_table(tiny_artifact, tmp_path):
+    folder = _copy(tiny_artifact, tmp_path)
+    meta = json.loads((folder / "punctum.json").read_text(encoding="utf-8"))
+    meta["model_config"]["vocab_size"] += 8  # a padded table, as pretrained encoders have
+    meta["training"].setdefault("recipe", {})["tokenizer"] = {"kind": "pretrained"}
+    (folder / "punctum.json").write_text(json.dumps(meta), encoding="utf-8")
+    assert Punctuator.load(folder).restore("so what") == Punctuator.load(tiny_artifact).restore(
+        "so what")
+    meta["training"]["recipe"]["tokenizer"] = {"kind": "bpe"}  # punctum's own BPE: exact
+    (folder / "punctum.json").write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(ValueError, match="pieces, but the model was trained with"):
+        Punctuator.load(folder)
+
+
 @pytest.mark.parametrize("change, message", [
     ({"windows": {}}, "windows must be an object with whole numbers"),
     ({"windows": {"size": "24", "left": 6, "right": 4}}, "windows must be an object"),
@@ -742,6 +756,16 @@ def test_a_stream_without_lookahead_keeps_the_marks_after_a_final_word(punctuato
     marks = [t for t in text.split() if not t[0].isalnum()]
     assert [p for p in pieces if not p[0].isalnum()] == marks  # each kept as written
     assert normalize(" ".join(pieces)) == normalize(text)
+
+
+def test_a_mark_fed_after_a_final_word_ends_its_sentence(punctuator):
+    stream = punctuator.stream(lookahead=0, options=RestoreOptions(keep_existing=True))
+    pieces = [piece for feed in ("we left", ". then we slept", "? and so") for piece
+              in stream.feed(feed)]
+    assert pieces[2:4] == [".", "Then"] and pieces[6:8] == ["?", "And"]
+    assert stream._marks.given == (2, 0)  # both counted toward the marks the text writes
+    assert stream.feed("; so") == [";", "so"]  # ";" ends no sentence: "so" stays as written
+    assert stream._marks.given == (3, 0)
 
 
 def test_the_closing_mark_follows_the_decision_biases():
