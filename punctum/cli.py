@@ -452,14 +452,14 @@ def _stdin_source(args, default: str):
     """Standard input as a Source: gunzipped when gzip's, its format told apart by its first
     lines when --format is auto (`formats.sniff_lines`)."""
     from punctum.batch import Source
-    from punctum.corpora import decode_lines, gunzipped
+    from punctum.corpora import decode_lines, gunzipped, starts_with_bom
 
     stream = gunzipped(sys.stdin.buffer)
     # lines keep their endings where the format's reader wants them: a table's (CR inside
     # cells), a file piped in (written back with CRLF if it has it); text's are dropped
     tables = default in ("csv", "tsv")  # formats.TABLES (not imported to parse arguments)
     ended = tables or args.format == "auto"
-    bom = hasattr(stream, "peek") and stream.peek(3)[:3] == b"\xef\xbb\xbf"
+    bom = starts_with_bom(stream, "<stdin>")
     lines = (line for _, line in decode_lines(stream, "<stdin>", args.errors, keep_ends=ended))
     if args.format != "auto":
         return Source("<stdin>", default, lines, line_ends=tables, bom=bom)

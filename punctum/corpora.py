@@ -85,6 +85,17 @@ def gunzipped(handle: io.BufferedReader) -> io.BufferedIOBase:
     return _GzipReader(fileobj=handle, mode="rb")
 
 
+def starts_with_bom(stream: io.BufferedIOBase, name: str) -> bool:
+    """Whether `stream` (a file or `gunzipped` stdin) opens with a UTF-8 byte-order mark,
+    known by peeking; ValueError naming `name` when its gzip header is damaged."""
+    if not hasattr(stream, "peek"):
+        return False
+    try:
+        return stream.peek(3)[:3] == b"\xef\xbb\xbf"
+    except (gzip.BadGzipFile, EOFError, zlib.error) as error:
+        raise ValueError(f"{name}: cannot be read as gzip ({error})") from None
+
+
 class _GzipReader(gzip.GzipFile):
     """A gzip reader over a file it opened, closing that file with itself."""
 

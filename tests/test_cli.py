@@ -47,14 +47,20 @@ def test_restore_stdin_keeps_lines_and_blank_lines(tiny_artifact, capsys, monkey
     assert code == 0 and lines[1] == "" and normalize(lines[2]) == ["we", "see", "a", "boat"]
 
 
-@pytest.mark.parametrize("damage", ["cut", "flipped"])
+@pytest.mark.parametrize("damage", ["cut", "flipped", "magic only", "header", "first block"])
 def test_restore_names_stdin_when_its_gzip_is_damaged(tiny_artifact, capsys, monkeypatch,
                                                       damage):
     data = bytearray(gzip.compress(f"{SAMPLE}\n".encode() * 400))
     if damage == "cut":
         data = data[:len(data) // 2]
-    else:
+    elif damage == "flipped":
         data[-6] ^= 0xFF  # the CRC
+    elif damage == "magic only":
+        data = data[:2]
+    elif damage == "header":
+        data[2] = 0x63  # compression method: unknown
+    else:
+        data[10] = 0xFF  # the first deflate block's header: an invalid block type
     stdin = io.TextIOWrapper(io.BufferedReader(io.BytesIO(bytes(data))))  # peeks, as a pipe
     monkeypatch.setattr(sys, "stdin", stdin)
     code, _, err = _restore([], tiny_artifact, capsys)
