@@ -175,6 +175,14 @@ def test_malformed_json_is_422(client, body):
     assert response.status_code == 422 and response.json()["error"]["type"] == "invalid_request"
 
 
+def test_an_unreadable_upload_is_422_naming_the_form(client):
+    response = client.post("/v1/transcribe", content=b"garbage",
+                           headers={"content-type": "multipart/form-data"})
+    message = response.json()["error"]["message"]
+    assert response.status_code == 422 and "not a readable multipart form" in message
+    assert "JSON" not in message
+
+
 @pytest.mark.parametrize("field, value", [("case", "no"), ("case", 0), ("keep_existing", "true"),
                                           ("model", ""), ("output_key", ""), ("text_key", "")])
 def test_values_of_the_wrong_kind_are_422(client, field, value):

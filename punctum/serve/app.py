@@ -253,9 +253,12 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException):
-        if error.status_code == 400:  # a body that is not JSON at all (FastAPI's 400)
-            return JSONResponse(error_body(422, "invalid_request", f"the body is not JSON "
-                                           f"({error.detail})"), status_code=422)
+        if error.status_code == 400:  # a body FastAPI cannot parse at all
+            what = "the body is not JSON" if request.url.path == "/v1/restore" else \
+                "the body is not a readable multipart form with an 'audio' file" \
+                if request.url.path == "/v1/transcribe" else "the body cannot be read"
+            return JSONResponse(error_body(422, "invalid_request", f"{what} ({error.detail})"),
+                                status_code=422)
         return JSONResponse(error_body(error.status_code, "http", str(error.detail)),
                             status_code=error.status_code)
 
