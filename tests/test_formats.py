@@ -574,6 +574,14 @@ def test_resegment_keeps_overlapping_cues_at_their_own_times():
         (5.0, 6.0, "and after.")]
 
 
+def test_resegment_joins_cues_that_overlap_by_a_timing_slip():
+    srt = ("1\n00:00:01,000 --> 00:00:02,040\nso we went\n\n"  # 40 ms into the next cue
+           "2\n00:00:02,000 --> 00:00:03,000\nto the shop.\n")
+    result = formats.resegment(formats.loads(srt, "srt"), ResegmentOptions(42, 2, 7))
+    assert [(c.start, c.end, c.text) for c in result.cues] == [
+        (1.0, 3.0, "so we went to the shop.")]
+
+
 def test_resegment_needs_times_and_subtitles():
     with pytest.raises(ValueError, match="convert"):
         formats.resegment(formats.loads(TEXT, "text"))

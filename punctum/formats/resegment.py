@@ -45,6 +45,12 @@ class ResegmentOptions:
 
 # ----------------------------------------------------------------------------- resegmenting
 
+# A cue that starts less than this many seconds before an earlier one ends follows it (a
+# timing slip, or captions made to overlap by a few frames): its words are clamped to start
+# where the earlier ones end and may join them. A longer overlap is two people speaking at
+# once: those cues keep their own times.
+OVERLAP_TOLERANCE = 0.5
+
 @dataclass(frozen=True)
 class _Timed:
     """A token placed on the time line (its `before` is the separator: "", " ") and the
@@ -116,7 +122,8 @@ def _timed_tokens(transcript: Transcript, inventory: Inventory) -> list[_Timed]:
     for number, cue in enumerate(transcript.cues, start=1):
         if cue.start is None or cue.end is None:
             raise ValueError(f"cue {number} has no times; cannot resegment")
-        starts_early = bool(timed) and cue.start < latest_end  # two speakers at once: its
+        # two speakers at once (more than a slip of the timing): its
+        starts_early = bool(timed) and cue.start < latest_end - OVERLAP_TOLERANCE
         overlaps = starts_early or after_overlap  # words keep their times, in cues of their
         if overlaps:  # own, as do the next cue's (not joined to words spoken before)
             previous_end = min(previous_end, cue.start)
