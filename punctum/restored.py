@@ -33,6 +33,9 @@ class RestoreOptions:
             speaker labels ("JOHN:"), dialogue dashes, ">>", [sound descriptions] and
             timestamps are kept out of the model and written as they are, and a speaker's
             turn starts a sentence (`formats.annotations`); False: they are read as words.
+            Either way, a recogniser's one-word tags ("<unk>", "[noise]", "[laughter]") and
+            emoticons are kept as they are and out of the model, in every path
+            (`Punctuator.restore` too); their neighbours' case follows the words around.
         fill: with keep_existing, where the model's marks go: "missing" (the kinds of mark
             the text leaves out, `filling`) or "all" (every word the input left without a
             mark).
