@@ -199,3 +199,26 @@ def test_chunks_that_never_advance_are_refused(tmp_path):
     write_audio(path, np.zeros(SAMPLE_RATE, dtype=np.float32))
     with pytest.raises(ValueError, match="must be shorter than chunk_seconds"):
         next(iter_audio_chunks(path, 2.0, 2.0))
+
+
+def test_a_wav_cut_short_is_read_with_a_warning(tmp_path, caplog):
+    whole = tmp_path / "whole.wav"
+    soundfile.write(str(whole), _tone(2.0, SAMPLE_RATE), SAMPLE_RATE, subtype="PCM_16")
+    data = whole.read_bytes()
+    cut = tmp_path / "cut.wav"
+    cut.write_bytes(data[:len(data) // 2])
+    with caplog.at_level("WARNING", logger="punctum.audio.io"):
+        assert len(read_audio(whole)[0]) == 2 * SAMPLE_RATE
+        assert not caplog.records
+        samples, _ = read_audio(cut)
+        assert 0.9 * SAMPLE_RATE < len(samples) < 1.1 * SAMPLE_RATE  # what is there
+        assert len(list(iter_audio_chunks(cut, 30.0, 1.0))) == 1
+    messages = [record.getMessage() for record in caplog.records]
+    assert len(messages) == 2 and "announces 2.0 s of audio, the file holds 1.0 s" in messages[0]
+    streamed = tmp_path / "streamed.wav"  # ffmpeg writing to a pipe: sizes unknown
+    at = data.index(b"data") + 4
+    streamed.write_bytes(data[:at] + b"\xff\xff\xff\xff" + data[at + 4:len(data) // 2])
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="punctum.audio.io"):
+        read_audio(streamed)
+    assert not caplog.records

@@ -14,6 +14,7 @@ import contextlib
 import io
 import logging
 import os
+import struct
 import sys
 import tempfile
 import threading
@@ -132,6 +133,7 @@ def read_audio(path: str | Path) -> tuple[np.ndarray, int]:
     notes.report()
     if samples.shape[0] == 0:
         raise ValueError(f"{path}: no audio samples (empty file)")
+    warn_if_cut_short(path)
     _check_rate(int(rate), path)
     _check_finite(samples, path)
     return to_mono(samples), int(rate)
@@ -208,6 +210,7 @@ def iter_audio_chunks(path: str | Path, chunk_seconds: float, overlap_seconds: f
         with handle:
             rate, total = handle.samplerate, handle.frames
             _check_rate(rate, path)
+            warn_if_cut_short(path)
             size = int(round(chunk_seconds * rate))
             step = size - int(round(overlap_seconds * rate))
             if step <= 0:  # chunks that never advance would be read for ever
@@ -228,6 +231,44 @@ def iter_audio_chunks(path: str | Path, chunk_seconds: float, overlap_seconds: f
     except (soundfile.LibsndfileError, RuntimeError, TypeError, EOFError) as error:
         raise ValueError(f"{path}: cannot decode audio ({_reason(error)})") from None
     notes.report()
+
+
+def warn_if_cut_short(path: Path) -> None:
+    """Warn when a WAV file holds fewer bytes of audio than its header announces (a copy or
+    a recording cut short): libsndfile reads what is there without a word, so the
+    transcript would end early with no sign why. Streamed WAVs, whose header says 0 or
+    0xFFFFFFFF bytes, are not warned about."""
+    if path.suffix.lower() != ".wav":
+        return
+    found = _wav_data_chunk(path)
+    if found is None:
+        return
+    announced, offset, byte_rate = found
+    held = path.stat().st_size - offset
+    if announced in (0, 0xFFFFFFFF) or held >= announced or byte_rate <= 0:
+        return
+    logger.warning("%s: cut short? the WAV header announces %.1f s of audio, the file holds "
+                   "%.1f s; transcribing what is there", path, announced / byte_rate,
+                   max(held, 0) / byte_rate)
+
+
+def _wav_data_chunk(path: Path) -> tuple[int, int, int] | None:
+    """(the data chunk's announced size in bytes, where its bytes start, the fmt chunk's
+    bytes per second) of a RIFF WAVE file; None when the chunks cannot be walked."""
+    with open(path, "rb") as handle:
+        head = handle.read(65536)
+    if head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+        return None
+    byte_rate, position = 0, 12
+    while position + 8 <= len(head):
+        chunk_id, size = head[position:position + 4], struct.unpack_from("<I", head,
+                                                                          position + 4)[0]
+        if chunk_id == b"fmt " and position + 16 <= len(head):
+            byte_rate = struct.unpack_from("<I", head, position + 16)[0]
+        if chunk_id == b"data":
+            return size, position + 8, byte_rate
+        position += 8 + size + (size & 1)  # chunks are padded to an even size
+    return None
 
 
 def read_audio_header(path: Path) -> None:
