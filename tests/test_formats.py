@@ -854,6 +854,18 @@ def test_whisperx_words_without_spaces_stay_separate_words():
         "So,", "what", "do", "you", "think?"]
 
 
+def test_whisperx_words_stay_apart_beside_a_segment_it_could_not_align():
+    words = [{"word": w, "start": i / 2, "end": i / 2 + 0.4} for i, w in
+             enumerate(["so", "what", "now"])]
+    content = _json({"segments": [
+        {"start": 0.0, "end": 1.5, "text": "so what now", "words": words},
+        {"start": 1.5, "end": 2.5, "text": "1990 was fine", "words": []}]})  # not aligned
+    transcript = formats.loads(content, "whisper")
+    assert formats.dumps(formats.convert(transcript, "text")) == "so what now 1990 was fine\n"
+    assert [c.text for c in formats.convert(transcript, "srt").cues] == [
+        "so what now", "1990 was fine"]
+
+
 def test_whisper_cpp_json_is_named_not_misread_as_vosk():
     content = _json({"result": {"language": "en"}, "transcription": [
         {"offsets": {"from": 0, "to": 1000}, "text": " hello"}]})

@@ -68,7 +68,8 @@ def convert(transcript: Transcript, format: str) -> Transcript:
              else _escape_vtt if format == "vtt" and transcript.format != "vtt" else str)
     # JSON word records that carry their spaces (Whisper's " Don" "'t") are joined as they
     # are written; records that carry none (WhisperX) get a space between words
-    spacing = "written" if _carry_spaces([t for c in kept for t in c.tokens]) else "records"
+    spacing = "written" if _carry_spaces([t for c in kept for t in c.tokens if t.extra]) \
+        else "records"  # (cues read from text alone, not records, say nothing of it)
     if format == "text":  # one line per text the model sees as a whole
         kept_ids = {id(c) for c in kept}
         per_result = "documents" in transcript.meta  # a line for each, empty ones too
