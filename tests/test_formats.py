@@ -622,6 +622,8 @@ MALFORMED = [
      "bad.srt:2: expected a timestamp line 'HH:MM:SS,mmm --> HH:MM:SS,mmm'"),
     ("bad.srt", "1\n00:00:01,000 --> 00:00:02,000\nhi\n2\n00:00:03,000 --> 00:00:04,000\n",
      "bad.srt:5: timestamp line inside a cue's text"),
+    ("bad.srt", "1\n00:00:01.000 --> 00:00:02.000\nhi\n2\n00:00:03.000 --> 00:00:04.000\n",
+     "bad.srt:5: timestamp line inside a cue's text"),  # times with a period
     ("bad.srt", "\n\n1\n00:00:05,000 --> 00:00:02,000\nhi\n", "bad.srt:4: cue ends"),
     ("bad.srt", "1\n00:00:01,000 --> 00:00:02,000\nhi\n\nhello there\n",
      "bad.srt:5: expected a cue number or a timestamp line"),

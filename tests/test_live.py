@@ -151,6 +151,10 @@ def test_the_lines_looked_at_for_marks_are_restored_too(bundled):
     (["{", '  "text": "so what"', "}"], "vosk"),
     (['{"audio_filepath": "a.wav", "pred_text": "so"}'], "nemo"),
     (["u1 A 0.00 0.30 so", "u1 A 0.30 0.20 what"], "ctm"),
+    ([";; made by a recogniser", ";; second comment", "u1 A 0.00 0.30 so",
+      "u1 A 0.30 0.20 what"], "ctm"),
+    ([";; not a CTM", "so what"], "text"),
+    (["1", "00:00:01.000 --> 00:00:02.000", "so what"], "srt"),  # a period before the ms
     (["", "so what do you think"], "text"),
     (['{"text": "so what",', '  "segments": []}'], "whisper"),  # an object over lines
     (["[1, 2]"], "text"),

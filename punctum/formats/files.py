@@ -138,11 +138,25 @@ def sniff_lines(lines: Iterable[str], name: str = "<stdin>") -> tuple[str, Itera
     if _JSON_START.match(first):
         whole = head + list(lines)
         return sniff_format("\n".join(whole), name), iter(whole)
-    if asr.looks_like_ctm([first]):
-        head += itertools.islice(lines, 2)
-        if asr.looks_like_ctm(head):
+    if asr.looks_like_ctm([first]) or first.startswith(";;"):  # a word line or a comment
+        if asr.looks_like_ctm(_ctm_head(head, lines)):
             return "ctm", itertools.chain(head, lines)
     return "text", itertools.chain(head, lines)
+
+
+def _ctm_head(head: list[str], lines: Iterator[str], words: int = 3,
+              most: int = 100) -> list[str]:
+    """`head` grown by the next lines until it holds `words` lines that are not CTM
+    comments (";; ...") or blank, or `most` lines in all: enough to tell CTM apart."""
+    def counted() -> int:
+        return sum(bool(line.strip()) and not line.lstrip().startswith(";;") for line in head)
+
+    while counted() < words and len(head) < most:
+        line = next(lines, None)
+        if line is None:
+            break
+        head.append(line)
+    return head
 
 
 def _peek(head: list[str], lines: Iterator[str]) -> str:

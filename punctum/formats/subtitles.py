@@ -52,11 +52,11 @@ def parse_time(stamp: str, style: str, where: str) -> float:
 
 
 def _is_timing(line: str, style: str) -> bool:
-    """Whether a line is a valid timing line of the style (SRT: with a comma)."""
+    """Whether a line is a valid timing line of the style (SRT: HH:MM:SS,mmm, or with the
+    period that the SRT reader also accepts: "00:00:01.000")."""
     match = _ARROW.match(line)
     pattern = _TIMES[style][0]
-    return bool(match and pattern.match(match.group(1)) and pattern.match(match.group(2))
-                and (style != "srt" or "," in match.group(1)))
+    return bool(match and pattern.match(match.group(1)) and pattern.match(match.group(2)))
 
 
 def _parse_timing(line: str, where: str, style: str) -> tuple[float, float, str]:
