@@ -224,8 +224,11 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
     note_punctuated(source.name, (cue.text for cue in transcript.cues[:_SAMPLE_LINES]),
                     options.restore)
     restored = formats.restore_transcript(transcript, punctuator, options.restore)
+    resegment_first = options.layout is not None and restored.format in formats.SUBTITLES
+    if resegment_first:  # in its own format: WebVTT voices and timestamp tags still there
+        restored = formats.resegment(restored, options.layout, punctuator.inventory)
     result = formats.convert(restored, output_format)
-    if options.layout is not None:
+    if options.layout is not None and not resegment_first:
         result = formats.resegment(result, options.layout, punctuator.inventory)
     formats.write(result, out, output_key=options.output_key)
 

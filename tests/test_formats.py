@@ -333,6 +333,20 @@ def test_context_flows_across_cues():
     assert len(punctuator.calls) == 1  # the whole file is one word sequence
 
 
+def test_another_webvtt_voice_starts_a_sentence():
+    vtt = ("WEBVTT\n\n00:01.000 --> 00:02.000\n<v Ann>so what do you think\n\n"
+           "00:02.000 --> 00:03.000\n<v.loud Bob>i think it is great</v> <v Bob>we see\n\n"
+           "00:03.000 --> 00:04.000\n<v Ann>a boat\n")
+    _, restored, _ = _restored_cues(vtt, "vtt", "So what do you think I think it is great "
+                                                 "we see a boat")  # a model that adds none
+    assert [c.text for c in restored.cues] == [
+        "<v Ann>So what do you think.", "<v.loud Bob>I think it is great</v> <v Bob>we see.",
+        "<v Ann>A boat."]  # Bob with a class is still Bob
+    _, plain, _ = _restored_cues(vtt, "vtt", "So what do you think I think it is great "
+                                             "we see a boat", annotations=False)
+    assert plain.cues[0].text == "<v Ann>So what do you think"
+
+
 def test_quotes_and_brackets_stay_on_subtitle_and_word_record_words():
     reference = 'He said, "We see" and left. A boat.'
     srt = ('1\n00:00:01,000 --> 00:00:02,000\nhe said "we\n\n'
@@ -780,6 +794,17 @@ def test_cli_restores_vosk_json_and_resegments(tiny_artifact, tmp_path, capsys):
     assert code == 0 and all(len(c.text) <= 16 and "\n" not in c.text for c in cues)
     assert [w for c in cues for w in normalize(c.text)] == (
         "so what do you think about it i think it is great".split())
+
+
+def test_cli_resegments_webvtt_voices_apart_when_converting(tiny_artifact, tmp_path, capsys):
+    vtt = ("WEBVTT\n\n00:01.000 --> 00:02.000\n<v Ann>hi how are you\n\n"
+           "00:02.000 --> 00:03.000\n<v Bob>fine thanks\n")
+    source = _write(tmp_path, "voices.vtt", vtt)
+    code, out, _ = _cli(["-i", str(source), "--to", "srt", "--resegment"], tiny_artifact, capsys)
+    cues = formats.loads(out, "srt").cues
+    assert code == 0 and [normalize(c.text) for c in cues] == [
+        ["hi", "how", "are", "you"], ["fine", "thanks"]]  # a new cue where Bob speaks
+    assert [(c.start, c.end) for c in cues] == [(1.0, 2.0), (2.0, 3.0)]
 
 
 def test_cli_folder_output_changes_extension(tiny_artifact, tmp_path, capsys):

@@ -76,6 +76,47 @@ class Annotations:
 
 NONE = Annotations()
 
+# a WebVTT voice span's start tag ("<v Bob>", "<v.loud Bob>") or end tag
+VOICE_TAG = re.compile(r"<v(?:\.[^\s>]*)?(?:[ \t][^>]*)?>|</v>")
+
+
+def token_voices(tokens: Sequence[Token]) -> list[str]:
+    """The WebVTT voice tag each token is spoken in ("<v Bob>"; "" outside voice spans),
+    one entry per token (tokens without text too)."""
+    voices, voice = [], ""
+    for token in tokens:
+        for tag in VOICE_TAG.findall(token.before):
+            voice = "" if tag == "</v>" else tag
+        voices.append(voice)
+        for tag in VOICE_TAG.findall(token.after):
+            voice = "" if tag == "</v>" else tag
+    return voices
+
+
+def voice_turns(cues: Sequence[Cue]) -> list[frozenset[int]]:
+    """For each WebVTT cue, the tokens where another speaker's voice starts ("<v Ann>" after
+    "<v Bob>", in the same cue or a later one; "<v.loud Ann>" is still Ann): the word before
+    each ends its sentence, as before a speaker label."""
+    turns, speaker = [], ""
+    for cue in cues:
+        found = set()
+        for t, (token, voice) in enumerate(zip(cue.tokens, token_voices(cue.tokens))):
+            name = _speaker(voice)
+            if token.text and name:
+                if speaker and name != speaker:
+                    found.add(t)
+                speaker = name
+        turns.append(frozenset(found))
+    return turns
+
+
+def _speaker(voice: str) -> str:
+    """The speaker of a voice tag ("<v.loud Ann Lee>" -> "Ann Lee"; "" for none)."""
+    inside = voice[2:-1] if voice.startswith("<v") else ""
+    if inside.startswith("."):  # classes before the name
+        inside = inside.split(None, 1)[1] if len(inside.split(None, 1)) == 2 else ""
+    return " ".join(inside.split())
+
 
 def find_annotations(tokens: Sequence[Token],
                      decode: Callable[[str], str] | None = None) -> Annotations:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from punctum.formats.annotations import find_annotations
+from punctum.formats.annotations import find_annotations, token_voices
 from punctum.formats.restoring import _plain_tokens
 from punctum.formats.rolling import without_repeats
 from punctum.formats.subtitles import parse_time
@@ -65,8 +65,6 @@ class _Timed:
     overlaps: bool = False  # the first token of a cue that starts before an earlier one ends
 
 
-# a WebVTT voice span's start tag ("<v Bob>", "<v.loud Bob>") or end tag
-_VOICE_TAG = re.compile(r"<v(?:\.[^\s>]*)?(?:[ \t][^>]*)?>|</v>")
 # A WebVTT timestamp tag inside cue text: when the word after it is spoken (karaoke style,
 # YouTube's automatic captions).
 _TIMESTAMP_TAG = re.compile(r"<(\d[\d:.]*)>")
@@ -161,15 +159,7 @@ def _mark(words: Labelled, inventory: Inventory) -> str:
 
 def _voices(cue: Cue) -> list[str]:
     """The voice tag each token of a cue with text is spoken in ("" outside voice spans)."""
-    voices, voice = [], ""
-    for token in cue.tokens:
-        for tag in _VOICE_TAG.findall(token.before):
-            voice = "" if tag == "</v>" else tag
-        if token.text:
-            voices.append(voice)
-        for tag in _VOICE_TAG.findall(token.after):
-            voice = "" if tag == "</v>" else tag
-    return voices
+    return [voice for token, voice in zip(cue.tokens, token_voices(cue.tokens)) if token.text]
 
 
 def _inline_starts(cue: Cue) -> list[float | None]:

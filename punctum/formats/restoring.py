@@ -15,6 +15,7 @@ from punctum.formats.annotations import (
     annotated_cue,
     continues_dialogue,
     find_annotations,
+    voice_turns,
 )
 from punctum.formats.rolling import repeated_tokens, without_repeats
 from punctum.formats.transcript import (
@@ -197,6 +198,8 @@ def restore_transcript(transcript: Transcript, punctuator,
     parsed = [_parse_groups(cue, cue_groups, inventory, model_text, cache, note.kept_out)
               for cue, cue_groups, note in zip(transcript.cues, groups, notes)]
     documents = [d for d in _documents(transcript) if any(len(p) for c in d for p in parsed[c])]
+    voices = voice_turns(transcript.cues) if transcript.format == "vtt" and \
+        options.annotations else [frozenset()] * len(transcript.cues)
     given = [Labelled.concat([p for c in doc for p in parsed[c]]) for doc in documents]
     timing = {}
     if options.pauses and getattr(punctuator, "pause_aware", False):
@@ -207,7 +210,7 @@ def restore_transcript(transcript: Transcript, punctuator,
     for doc, labelled, prediction in zip(documents, given, predictions):
         labelled = written_labels(labelled, prediction, options, inventory,
                                   getattr(punctuator, "post_bias", None),
-                                  _turn_ends(doc, parsed, notes),
+                                  _turn_ends(doc, parsed, notes, voices),
                                   getattr(punctuator, "capitalised", frozenset()))
         keys = [(c, t) for c in doc for t in range(len(parsed[c]))]
         counts = [len(parsed[c][t]) for c, t in keys]
@@ -238,15 +241,16 @@ def _notes(transcript: Transcript, copies: dict, decode) -> list[Annotations]:
     return notes
 
 
-def _turn_ends(doc: list[int], parsed: list[list[Labelled]],
-               notes: list[Annotations]) -> list[int]:
-    """Indexes (within the words of the cues `doc`) of the words a speaker's turn follows."""
-    if not any(notes[c].turns for c in doc):
+def _turn_ends(doc: list[int], parsed: list[list[Labelled]], notes: list[Annotations],
+               voices: list[frozenset[int]]) -> list[int]:
+    """Indexes (within the words of the cues `doc`) of the words a speaker's turn follows:
+    a speaker label, dash or ">>" (`notes`), or another WebVTT voice (`voices`)."""
+    if not any(notes[c].turns or voices[c] for c in doc):
         return []
     ends, position = [], 0
     for c in doc:
         for t, words in enumerate(parsed[c]):
-            if t in notes[c].turns and position:
+            if (t in notes[c].turns or t in voices[c]) and position:
                 ends.append(position - 1)
             position += len(words)
     return ends
