@@ -258,7 +258,8 @@ def restore_to_path(punctuator, source: Source, target: str, options: FileOption
 
 def _text_style(source: Source) -> tuple[bool, str]:
     """(byte-order mark, line ending) of a text file, written back alike: CRLF when its
-    first line ends so (the file is read line by line, so the first line decides)."""
+    first line ends so (the file is read line by line, so the first line decides), CR when
+    it has carriage returns and no line feed in its first megabyte."""
     if source.lines is not None or not os.path.isfile(source.name):  # a pipe is read once
         return source.bom, "\n"
     from punctum.corpora import open_binary
@@ -268,7 +269,9 @@ def _text_style(source: Source) -> tuple[bool, str]:
             first = handle.readline(1 << 20)
     except (OSError, EOFError, zlib.error):  # reading the lines reports it, naming the file
         return False, "\n"
-    return first.startswith(b"\xef\xbb\xbf"), "\r\n" if first.endswith(b"\r\n") else "\n"
+    ending = "\r\n" if first.endswith(b"\r\n") else \
+        "\r" if b"\r" in first and not first.endswith(b"\n") else "\n"  # CR alone: old Macs
+    return first.startswith(b"\xef\xbb\xbf"), ending
 
 
 # An input reads as punctuated already when this share of its first words end in a mark
@@ -333,9 +336,10 @@ def _restore_table(punctuator, source: Source, out: TextIO, options: FileOptions
 def _text_lines(source: Source, options: FileOptions) -> Iterable[str]:
     from punctum.corpora import iter_lines
 
-    if source.lines is not None:
-        return source.lines
-    return iter_lines(source.name, keep_blank=True, errors=options.errors)
+    lines = source.lines if source.lines is not None else \
+        iter_lines(source.name, keep_blank=True, errors=options.errors)
+    # a carriage return alone ends a line (files from old Macs), as in Python's text mode
+    return (piece for line in lines for piece in (line.split("\r") if "\r" in line else (line,)))
 
 
 def _restore_lines(punctuator, lines: Iterable[str], options: RestoreOptions,

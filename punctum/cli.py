@@ -457,12 +457,11 @@ def _stdin_source(args, default: str):
     stream = gunzipped(sys.stdin.buffer)
     # lines keep their endings where the format's reader wants them: a table's (CR inside
     # cells), a file piped in (written back with CRLF if it has it); text's are dropped
-    tables = default in ("csv", "tsv")  # formats.TABLES (not imported to parse arguments)
-    ended = tables or args.format == "auto"
+    ended = args.format == "auto" or default != "text"
     bom = starts_with_bom(stream, "<stdin>")
     lines = (line for _, line in decode_lines(stream, "<stdin>", args.errors, keep_ends=ended))
     if args.format != "auto":
-        return Source("<stdin>", default, lines, line_ends=tables, bom=bom)
+        return Source("<stdin>", default, lines, line_ends=ended, bom=bom)
     from punctum.formats import sniff_lines
 
     found, lines = sniff_lines(lines)  # subtitles, JSON or CTM piped in

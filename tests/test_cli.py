@@ -387,6 +387,18 @@ def test_a_text_file_keeps_its_byte_order_mark_and_crlf(tiny_artifact, tmp_path,
     assert normalize(data.decode("utf-8-sig")) == "we see a boat so what do you think".split()
 
 
+def test_a_text_file_with_carriage_returns_alone_keeps_its_lines(tiny_artifact, tmp_path,
+                                                                   capsys):
+    source = tmp_path / "mac.txt"
+    source.write_bytes(b"we see a boat\r\rso what do you think\r")
+    code, _, _ = _restore(["-i", str(source), "-o", str(tmp_path / "out.txt")], tiny_artifact,
+                          capsys)
+    lines = (tmp_path / "out.txt").read_bytes().split(b"\r")
+    assert code == 0 and len(lines) == 4 and b"\n" not in b"".join(lines)
+    assert [normalize(line.decode()) for line in lines] == [
+        "we see a boat".split(), [], "so what do you think".split(), []]
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
 def test_a_named_pipe_is_read_once_as_text(tiny_artifact, tmp_path, capsys):
     pipe = tmp_path / "pipe"

@@ -195,10 +195,11 @@ def test_subtitles_piped_in_keep_their_bom_and_line_endings_gzipped_too(capsys, 
     import sys
 
     srt = "\ufeff1\r\n00:00:01,000 --> 00:00:02,000\r\nso what\r\n"
-    for data in (srt.encode(), gzip.compress(srt.encode())):  # a pipe: a buffered reader
+    for data, given in [(srt.encode(), []), (gzip.compress(srt.encode()), []),
+                        (srt.encode(), ["--format", "srt"])]:  # a pipe: a buffered reader
         piped = io.TextIOWrapper(io.BufferedReader(io.BytesIO(data)))
         monkeypatch.setattr(sys, "stdin", piped)
-        assert main(["restore"]) == 0
+        assert main(["restore", *given]) == 0
         out = capsys.readouterr().out
         assert out.startswith("\ufeff1\r\n00:00:01,000 --> 00:00:02,000\r\n")
         assert out.endswith("\r\n")
