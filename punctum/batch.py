@@ -33,7 +33,7 @@ from punctum import formats
 from punctum.fileio import TEMP_SUFFIX, atomic_writer, printable, standard_stream
 from punctum.formats.annotations import separate, words_outside
 from punctum.runtime import LONG_LINE_PART, RestoreOptions, cpu_count
-from punctum.text import ends_sentence, separator, whitespace_tokens, words_as_written
+from punctum.text import ends_sentence, parse, separator, whitespace_tokens, words_as_written
 
 log = logging.getLogger(__name__)
 
@@ -409,14 +409,19 @@ class _SentenceLines:
         part is one piece, and a sentence may end inside it)."""
         if part is None:
             return ""
-        words = part.labelled
+        words, text = part.labelled, part.text
+        lead = [part.lead] if part.lead else []  # the marks of the word before: ". " Then
+        if lead:
+            text = text[len(part.lead):].lstrip(" ")
+        lead_ends = [_ends_a_sentence(part.lead, self.inventory)] if lead else []
         if not len(words):  # tokens without words (":)" alone) end no sentence
-            pieces, ends = [part.text], [False]
+            pieces, ends = [text], [False]
         elif self.inventory.word_unit == "word":
-            pieces = words_as_written(words, part.text)
+            pieces = words_as_written(words, text)
             ends = [ends_sentence(words, i, self.inventory) for i in range(len(words))]
         else:
-            pieces, ends = [part.text], [ends_sentence(words, len(words) - 1, self.inventory)]
+            pieces, ends = [text], [ends_sentence(words, len(words) - 1, self.inventory)]
+        pieces, ends = lead + pieces, lead_ends + ends
         out = []
         for piece, end in zip(pieces, ends, strict=True):
             out.append((separator(self.last, piece, self.inventory) if self.last else "")
@@ -429,6 +434,12 @@ class _SentenceLines:
     def close(self) -> str:
         """The line break that ends the open line, if there is one."""
         return "\n" if self.last else ""
+
+
+def _ends_a_sentence(marks: str, inventory) -> bool:
+    """Whether marks written after a word (". ", "<unk> ?") end its sentence."""
+    given = parse(f"x {marks} y", inventory)
+    return len(given) == 2 and ends_sentence(given, 0, inventory)
 
 
 def _json_long_line(punctuator, line: str, options: RestoreOptions) -> Iterator[str]:

@@ -97,12 +97,16 @@ class Restored:
             options: kept marks, the closing mark).
         prediction: the model's own output and probabilities.
         written_case: the case each word is written in, (n,) (sentence starts capitalised).
+        lead: what `text` writes before its first word that belongs to the word before it,
+            restored earlier ("" mostly; a stream with lookahead 0 and keep_existing: the
+            marks fed after a final word, ". " in ". Then we"); `text` starts with it.
     """
 
     text: str
     labelled: Labelled
     prediction: Prediction
     written_case: tuple[str, ...]
+    lead: str = ""
 
     def to_dict(self) -> dict:
         """JSON-ready: the text and, per word, the mark and case it shows there, with the

@@ -23,6 +23,7 @@ from punctum.text import (
     count_straight_quotes,
     ends_sentence,
     holds_word,
+    is_symbol,
     parse,
     quotes_its_mark,
     render,
@@ -96,7 +97,17 @@ class Stream:
             self._deferred += text + " "  # no word: nothing can become final; read with the
             return None  # next words once (feeding thousands of ":)" alone stays linear)
         text, self._deferred = self._deferred + text, ""
-        return self._feed(text)
+        return self._kept_on_error(self._feed, text)
+
+    def _kept_on_error(self, step, *args):
+        """`step(*args)`, the stream's state as it was when it raises (a rejected feed, a
+        lone surrogate or a model error, leaves the words fed before it to come out)."""
+        saved = {**self.__dict__, "_pending": list(self._pending)}
+        try:
+            return step(*args)
+        except BaseException:
+            self.__dict__.update(saved)
+            raise
 
     def _feed(self, text: str) -> Restored | None:
         lead = ""
@@ -109,18 +120,20 @@ class Stream:
         if result is None:
             self._wordless = lead + " " + self._wordless
             return None
-        return replace(result, text=lead + " " + result.text)
+        return replace(result, text=lead + " " + result.text, lead=lead)
 
     def _leading_marks(self, text: str) -> tuple[str, str]:
         """(the marks that open `text` before its first word, as written; the rest): with
         nothing pending (lookahead 0) they follow a final word, so they are kept as pieces of
-        their own ("came", ";"), as --keep-existing keeps them (quotes and brackets, which
-        parse keeps beside the next word, stay in the rest)."""
+        their own ("came", ";"), as --keep-existing keeps them, with the tags and emoticons
+        among them ("<unk> ."; quotes and brackets, which parse keeps beside the next word,
+        stay in the rest)."""
         inventory = self.punctuator.inventory
         tokens = whitespace_tokens(text)
         count = 0
         for token in tokens:
-            if holds_word(token, inventory) or wordless_tokens(token, inventory):
+            if holds_word(token, inventory) or (wordless_tokens(token, inventory)
+                                                 and not is_symbol(token, inventory)):
                 break
             count += 1
         if not count:
@@ -178,6 +191,9 @@ class Stream:
 
     def flush_detailed(self) -> Restored | None:
         """Like `flush`, as one typed result (None when nothing was pending)."""
+        return self._kept_on_error(self._flush)
+
+    def _flush(self) -> Restored | None:
         if self._deferred:
             deferred, self._deferred = self._deferred, ""
             self._feed(deferred)  # no words: nothing becomes final (its marks kept with

@@ -479,6 +479,12 @@ def holds_word(token: str, language: str | Inventory = "en") -> bool:
     return bool(word_char.search(token)) and not _emoticon_token(token, word_char)
 
 
+def is_symbol(token: str, language: str | Inventory = "en") -> bool:
+    """Whether a whitespace-free token is an emoticon or a recogniser's tag (":)", "<unk>",
+    "[noise]"), maybe with marks after it ("<unk>.")."""
+    return _emoticon_token(token, get_inventory(language)._lookup["word_char"])
+
+
 def whitespace_tokens(text: str) -> list[str]:
     """The whitespace-free tokens of a text, as `parse` splits it: on whitespace and on
     control characters (which are never part of a word)."""

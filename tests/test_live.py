@@ -203,3 +203,15 @@ def test_subtitles_piped_in_keep_their_bom_and_line_endings_gzipped_too(capsys, 
         out = capsys.readouterr().out
         assert out.startswith("\ufeff1\r\n00:00:01,000 --> 00:00:02,000\r\n")
         assert out.endswith("\r\n")
+
+
+@pytest.mark.parametrize("lines", [["so um", "... we went home"], ["hello", ",", "world"],
+                                   ["we left", "<unk> .", "then we came"]])
+def test_stream_without_lookahead_keeps_marks_that_open_a_line(bundled, lines):
+    out = Recorder()
+    options = FileOptions(restore=RestoreOptions(keep_existing=True), stream_lookahead=0)
+    restore_source(bundled, Source("<stdin>", "text", iter(lines)), out, options)
+    written = out.getvalue()
+    assert normalize(written) == normalize(" ".join(lines))
+    assert [t for t in written.split() if not any(c.isalnum() for c in t)] == [
+        t for t in " ".join(lines).split() if not any(c.isalnum() for c in t)]

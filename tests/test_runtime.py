@@ -768,6 +768,23 @@ def test_a_mark_fed_after_a_final_word_ends_its_sentence(punctuator):
     assert stream._marks.given == (3, 0)
 
 
+def test_marks_and_tags_fed_after_a_final_word_are_its_lead(punctuator):
+    stream = punctuator.stream(lookahead=0, options=RestoreOptions(keep_existing=True))
+    stream.feed("we left")
+    part = stream.feed_detailed("<unk> . then we came")
+    assert part.lead == "<unk> ." and part.text.startswith("<unk> . Then ")
+    assert part.labelled.words == ("then", "we", "came")
+
+
+def test_a_rejected_feed_leaves_the_stream_as_it_was(punctuator):
+    stream = punctuator.stream(lookahead=4)
+    assert stream.feed("hello there my friend") == []
+    with pytest.raises(ValueError, match="lone surrogate"):
+        stream.feed("so \ud800")
+    pieces = stream.feed("how are you") + stream.flush()
+    assert normalize(" ".join(pieces)) == "hello there my friend how are you".split()
+
+
 def test_the_closing_mark_follows_the_decision_biases():
     import numpy as np
 
