@@ -154,6 +154,7 @@ def test_the_lines_looked_at_for_marks_are_restored_too(bundled):
     ([";; made by a recogniser", ";; second comment", "u1 A 0.00 0.30 so",
       "u1 A 0.30 0.20 what"], "ctm"),
     ([";; not a CTM", "so what"], "text"),
+    (["call 5 5 5 1 2 1 2"], "text"),  # CTM's fields, but no time in seconds
     (["1", "00:00:01.000 --> 00:00:02.000", "so what"], "srt"),  # a period before the ms
     (["", "so what do you think"], "text"),
     (['{"text": "so what",', '  "segments": []}'], "whisper"),  # an object over lines
