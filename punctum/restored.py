@@ -135,7 +135,8 @@ class Restored:
                 entry["abbreviated"] = True
             if edges := self.labelled.edges[i]:  # quotes, brackets, tokens such as ":)"
                 entry |= {k: v for k, v in (("written_mark", edges.written_mark(mark)),
-                                            ("before", edges.before), ("after", edges.after))
+                                            ("before", edges.lead + edges.before),
+                                            ("after", edges.after))
                           if v}
             words.append(entry)
         return {"text": self.text, "words": words}

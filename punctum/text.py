@@ -271,6 +271,9 @@ class Edges:
         mark, mark_of: the post-mark as the text wrote it where that is not the label's own
             text (";" or "..." for PERIOD, "—" for COMMA, "?!"), and that label: `render`
             writes `mark` while the word's label is still `mark_of` (`--keep-existing`).
+        lead: marks written before a text's first word, which no word before it can take
+            ("... " in "... and then", "--" in "--and"): written before `before` as long as
+            the written marks are kept (`--keep-existing`), dropped with them otherwise.
     """
 
     before: str = ""
@@ -278,16 +281,17 @@ class Edges:
     mark_at: int = 0
     mark: str = ""
     mark_of: str = NULL
+    lead: str = ""
 
     def written_mark(self, post: str) -> str:
         """The mark as written for label `post` ("" where the label's own text applies)."""
         return self.mark if self.mark and self.mark_of == post else ""
 
     def without_mark(self) -> Edges | None:
-        """These edges without the written mark (None when nothing else is left)."""
+        """These edges without the written mark and lead (None when nothing else is left)."""
         if not (self.before or self.after):
             return None
-        return replace(self, mark="", mark_of=NULL)
+        return replace(self, mark="", mark_of=NULL, lead="")
 
 
 @dataclass(frozen=True)
@@ -338,9 +342,9 @@ class Labelled:
     def without_written_marks(self) -> Labelled:
         """These labels with every mark written as its label's own text (`Edges.mark`
         dropped: ";" written "." for PERIOD), as a model's own marks are."""
-        if not any(e and e.mark for e in self.edges):
+        if not any(e and (e.mark or e.lead) for e in self.edges):
             return self
-        return replace(self, edges=tuple(e.without_mark() if e and e.mark else e
+        return replace(self, edges=tuple(e.without_mark() if e and (e.mark or e.lead) else e
                                          for e in self.edges))
 
     @staticmethod
@@ -596,6 +600,7 @@ class _Builder:
     pending_pre: str = NULL
     pending_before: list = field(default_factory=list)  # tokens opening the next word
     pending_space: bool = True  # whether whitespace stood before the first of them
+    pending_lead: str = ""  # marks before the text's first word ("... " in "... and")
     tail: list = field(default_factory=list)  # (token, closes) after the last word
     straight_quotes: int = 0  # '"' seen so far: a lone one opens when the count is even
     single_open: int = 0  # words left in a single quote a word opened ('the), not closed
@@ -625,13 +630,15 @@ class _Builder:
         spaced = self.pending_before and self.pending_space and len(self.words) > 1 \
             and self.inv.word_unit == "char"  # "好的 ） 「 吗": the space before 「 stays
         before = " " * bool(spaced) + "".join(self.pending_before) + before
-        self.edges.append(Edges(before, after, mark_at, mark, post if mark else NULL)
-                          if before or after or mark else None)
+        lead, self.pending_lead = self.pending_lead, ""
+        self.edges.append(Edges(before, after, mark_at, mark, post if mark else NULL, lead)
+                          if before or after or mark or lead else None)
         self.pending_pre, self.pending_before, self.pending_space = NULL, [], True
 
     def add_bare(self, written: str) -> None:
         """A word with nothing at its edges (most ASR output): `add_word`, shortened."""
-        if self.tail or self.pending_before or self.pending_pre != NULL or self.single_open:
+        if self.tail or self.pending_before or self.pending_pre != NULL or self.single_open \
+                or self.pending_lead:
             self.add_word(written, NULL, NULL)
             return
         case = case_of(written)
@@ -720,6 +727,12 @@ class _Builder:
             self.tail.append((" " * space_before + token, kinds <= {"Pe", "Pf", "'"}))
         else:  # before the next word, after what already waits for it ("[ ]")
             self._pend(token + " " * space_after, space_before)
+
+    def add_lead(self, marks: str) -> None:
+        """Marks before the text's first word ("...", "--"): kept for it as written
+        (`Edges.lead`); a text without words drops them, as other wordless marks."""
+        if not self.words and marks.strip():
+            self.pending_lead += marks
 
     def add_joined(self, emoticon: str) -> None:
         """An emoticon joined to the last word ("tomorrow:)"): a new mark goes after it."""
@@ -949,10 +962,14 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
             post, mark, _, _ = _trail(piece, lookup)
             builder.add_orphan_marks(_edge_marks(piece, lookup, "pre"), post, mark,
                                      not space_before)
+            if not builder.words and post != NULL:  # "... and": before the first word
+                builder.add_lead(piece + " " * space_after)
         return
     start, end = _extend_core(piece, start, end, inv, builder.single_open > 0)
     post, mark, _, _ = _trail(piece[:start], lookup)
     builder.add_orphan_marks(NULL, post, mark, not space_before)  # "a ,b", "时间：2020年"
+    if post != NULL and not builder.words:  # "...and", '--"and': marks before the first word
+        builder.add_lead("".join(c for c in piece[:start] if c in lookup["post"]))
     pre = _edge_marks(piece[:start], lookup, "pre")
     abbreviated = piece[end:end + 1] == "." and (
         is_abbreviation(piece[start:end], inv.abbreviations)
@@ -1149,7 +1166,7 @@ def words_as_written(labelled: Labelled, text: str) -> list[str]:
     for post, edges in zip(labelled.post, labelled.edges):
         n = 1
         if edges:
-            n += (edges.before + edges.after + edges.written_mark(post)).count(" ")
+            n += (edges.lead + edges.before + edges.after + edges.written_mark(post)).count(" ")
         out.append(" ".join(pieces[start:start + n]))
         start += n
     if start != len(pieces):
@@ -1203,7 +1220,7 @@ def _with_edges(written: str, edges: Edges, post: str, abbreviated: bool,
                 mark_at = len(after.split(" ", 1)[0])
             else:
                 mark = ""
-    return edges.before + written + after[:mark_at] + mark + after[mark_at:]
+    return edges.lead + edges.before + written + after[:mark_at] + mark + after[mark_at:]
 
 
 def written_cases(labelled: Labelled, language: str | Inventory = "en", *,

@@ -660,3 +660,18 @@ def test_a_mix_word_without_a_form_is_reported_as_written():
     lexicon = {"iphone": "iPhone"}
     assert render(labelled, lexicon=lexicon) == "Abc iPhone 5"
     assert written_cases(labelled, lexicon=lexicon) == ("CAP", "MIX", "LOWER")
+
+
+@pytest.mark.parametrize("written", ["... and then we left.", "...and then we left.",
+                                     '--"and then" we left.', ". . . and so."])
+def test_marks_before_the_first_word_are_its_lead(written):
+    parsed = parse(written)
+    assert parsed.words[0] == "and" and parsed.edges[0].lead.strip(" ") in ("...", "--",
+                                                                             ". . .")
+    assert render(parsed) == written  # kept as written
+    assert render(parsed.without_written_marks()) == written.lstrip(". -")  # or dropped
+    assert text.words_as_written(parsed, written)[0].startswith(written.split("and")[0])
+
+
+def test_a_text_of_marks_alone_has_no_words_and_no_lead():
+    assert len(parse("... --")) == 0 and parse("so ... and").edges[0].mark == " ..."
