@@ -432,7 +432,7 @@ def _restore_sources(args, options) -> list:
         if files and all(os.path.isfile(text) for text in files):  # "punctum restore talk.srt"
             print(f"punctum restore: note: {printable(files[0])} is restored as text; "
                   f"-i {printable(files[0])} reads the file", file=sys.stderr)
-        return [Source("<arguments>", default, iter([" ".join(args.text)]))]
+        return [Source("<arguments>", default, iter([_argument_text(args.text, args.errors)]))]
     if not args.input:
         return [_stdin_source(args, default)]
     if "-" in args.input and len(args.input) > 1:
@@ -446,6 +446,23 @@ def _restore_sources(args, options) -> list:
             Source(path, options.input_format_of(path)) if os.path.isfile(path) else
             Source(path, default)  # a pipe: -i <(command)
             for path in args.input]
+
+
+def _argument_text(texts: list[str], errors: str) -> str:
+    """Text arguments as one text; bytes that are not UTF-8 (which Python keeps as lone
+    surrogates) are an error naming them, or U+FFFD with --errors replace, as in files."""
+    joined = " ".join(texts)
+    try:
+        joined.encode("utf-8")
+        return joined
+    except UnicodeEncodeError:
+        raw = joined.encode("utf-8", "surrogateescape")
+    try:
+        return raw.decode("utf-8", errors)
+    except UnicodeDecodeError as error:
+        raise ValueError(f"<arguments>: not valid UTF-8 ({error.reason} at byte "
+                         f"{error.start}); --errors replace writes U+FFFD for such bytes"
+                         ) from None
 
 
 def _stdin_source(args, default: str):

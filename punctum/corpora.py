@@ -136,12 +136,25 @@ def decode_lines(handle, name: str, errors: str = "strict",
 
 
 def _decode(raw: bytes, name: str, line_no: int, errors: str = "strict") -> str:
+    if line_no == 1 and _looks_utf16(raw):
+        raise ValueError(f"{name}: looks like UTF-16 text (a byte-order mark or NUL bytes "
+                           f"between letters); punctum reads UTF-8: convert it first, e.g. "
+                           f"iconv -f UTF-16 -t UTF-8")
     try:
         text = raw.decode("utf-8", errors=errors)
     except UnicodeDecodeError as error:
         raise NotUtf8Error(f"{name}:{line_no}: not valid UTF-8 ({error.reason} at byte "
                            f"{error.start})") from None
     return text.removeprefix("\ufeff") if line_no == 1 else text
+
+
+def _looks_utf16(first_line: bytes) -> bool:
+    """Whether a file's first line is UTF-16: its byte-order mark, or NUL bytes as every
+    other byte of ASCII letters ("h\\0e\\0l\\0..."), which UTF-8 text never holds."""
+    if first_line[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return True
+    sample = first_line[:200]
+    return len(sample) >= 4 and sample.count(0) * 3 >= len(sample)
 
 
 # ----------------------------------------------------------------------------- Che format

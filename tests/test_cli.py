@@ -23,6 +23,24 @@ def _restore(args, tiny_artifact, capsys):
     return code, captured.out, captured.err
 
 
+def test_arguments_that_are_not_utf8_follow_errors(tiny_artifact, capsys):
+    undecodable = "caf\udce9 ok"  # how Python passes the byte 0xE9 of a Latin-1 shell
+    code, _, err = _restore([undecodable], tiny_artifact, capsys)
+    assert code == 2 and "<arguments>: not valid UTF-8" in err and err.count("\n") == 1
+    code, out, _ = _restore(["--errors", "replace", undecodable], tiny_artifact, capsys)
+    assert code == 0 and normalize(out) == ["caf\ufffd", "ok"]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_utf16_text_is_named_not_restored_as_letters(tiny_artifact, tmp_path, capsys,
+                                                      encoding):
+    source = tmp_path / "u16.txt"
+    source.write_bytes("hello there\nhow are you\n".encode(encoding))
+    code, out, err = _restore(["-i", str(source)], tiny_artifact, capsys)
+    assert code == 2 and out == "" and "looks like UTF-16 text" in err
+    assert err.count("\n") == 1
+
+
 def test_restore_arguments(tiny_artifact, capsys):
     code, out, _ = _restore([SAMPLE], tiny_artifact, capsys)
     assert code == 0 and normalize(out) == SAMPLE.split()
