@@ -22,7 +22,7 @@ import os
 import sys
 from pathlib import Path
 
-from punctum.fileio import NotUtf8Error, printable, standard_stream
+from punctum.fileio import NotUtf8Error, make_folder, printable, standard_stream
 from punctum.version import __version__
 
 EXIT_USAGE = 2
@@ -282,7 +282,7 @@ def _run_restore(args) -> int:
         if os.path.exists(args.output) and not os.path.isdir(args.output):
             raise ValueError(f"-o {args.output}: is a file; several inputs need a folder "
                              f"(or - for standard output)")
-        os.makedirs(args.output, exist_ok=True)
+        make_folder(args.output, args.output)
     punctuator = Punctuator.load(args.model, threads=args.threads, post_bias=_post_bias(args))
     for source, target in zip(sources, targets):
         if target is None:
@@ -861,7 +861,7 @@ def _run_transcribe(args) -> int:
     _check_outputs_are_not_inputs(targets, args.audio)
     transcriber = Transcriber.load(args.model, args.text_model, args.threads, args.beam)
     if into_folder:
-        os.makedirs(args.output, exist_ok=True)
+        make_folder(args.output, args.output)
     failures = []
     for path, target in zip(args.audio, targets):
         try:
@@ -1173,12 +1173,20 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except (FileNotFoundError, ValueError, TypeError, ImportError, OSError) as error:
-        print(f"punctum {args.command}: error: {printable(_as_flags(str(error), args.command))}",
-              file=sys.stderr)
+        message = _as_flags(_os_message(error), args.command)
+        print(f"punctum {args.command}: error: {printable(message)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"punctum {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def _os_message(error: Exception) -> str:
+    """An error's message; an operating-system error's without Python's "[Errno 17]"
+    ("a.txt: Permission denied")."""
+    if not isinstance(error, OSError) or not error.errno or not error.strerror:
+        return str(error)
+    return f"{error.filename}: {error.strerror}" if error.filename else error.strerror
 
 
 # option fields that the library names in its errors, and the flags that set them

@@ -67,14 +67,14 @@ def atomic_writer(target: str | Path, binary: bool = False,
         compress: gzip the content (default: when target ends in .gz).
     """
     target = os.path.realpath(target)  # a symbolic link keeps pointing at the new file
-    os.makedirs(os.path.dirname(target), exist_ok=True)
+    make_folder(os.path.dirname(target), target)
     compress = target.endswith(".gz") if compress is None else compress
     temp = temporary_name(target)
     try:
         # os.open with 0o666 gives the file the umask's permissions (mkstemp would give 0o600)
         descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except OSError as error:  # name the file asked for, not the hidden temporary one
-        raise type(error)(error.errno, error.strerror, target) from None
+        raise type(error)(error.errno, f"cannot write it ({error.strerror})", target) from None
     try:
         with open(descriptor, "wb") as raw:
             stream = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if compress else raw
@@ -93,6 +93,20 @@ def atomic_writer(target: str | Path, binary: bool = False,
         with contextlib.suppress(OSError):
             os.remove(temp)
         raise
+
+
+def make_folder(folder: str, target: str) -> None:
+    """Create `folder` (for the file `target`) and its parents; an OSError that says which
+    part of the path is a file when one is."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as error:
+        part = folder
+        while part and not os.path.exists(part):
+            part = os.path.dirname(part)
+        blocker = part if part and not os.path.isdir(part) else folder
+        raise NotADirectoryError(error.errno, f"cannot write {target}: {blocker} is a file, "
+                                 f"not a folder") from None
 
 
 def _text(stream) -> IO[str]:

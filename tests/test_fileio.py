@@ -51,3 +51,10 @@ def test_an_unwritable_target_is_named_not_its_temporary_file(tmp_path, monkeypa
             handle.write("x")
     assert caught.value.filename == os.path.realpath(tmp_path / "out.txt")
     assert TEMP_SUFFIX not in str(caught.value)
+
+
+def test_a_file_in_the_folder_path_is_named(tmp_path):
+    (tmp_path / "a.txt").write_text("x", encoding="utf-8")
+    with pytest.raises(NotADirectoryError, match=r"a.txt is a file, not a folder"):
+        with atomic_writer(tmp_path / "a.txt" / "deeper" / "out.txt") as handle:
+            handle.write("x")
