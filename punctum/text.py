@@ -731,8 +731,8 @@ class _Builder:
     def add_lead(self, marks: str) -> None:
         """Marks before the text's first word ("...", "--"): kept for it as written
         (`Edges.lead`); a text without words drops them, as other wordless marks."""
-        if not self.words and marks.strip():
-            self.pending_lead += marks
+        if not self.words and not self.pending_before and marks.strip():
+            self.pending_lead += marks  # (after quotes or brackets: dropped, as before)
 
     def add_joined(self, emoticon: str) -> None:
         """An emoticon joined to the last word ("tomorrow:)"): a new mark goes after it."""
@@ -820,6 +820,11 @@ _EMOTICON = re.compile(r"[:;=][-'^]?(?:[()\[\]{}]+|[DPpOo3Xx/\\|*](?![\w/\\]))")
 # facing one way (not "x={}")
 _JOINED_EMOTICON = re.compile(
     r"(?<=[^\W_]|[.!?,])[:;=][-'^]?(?:[)\]}]+|[(\[{]+)(?=[.,!?;…]*$)")
+# emoji joined to the end of a word ("thanks👍", "nasa😀!"): skin tones, variation
+# selectors and zero-width joiners inside the run; written after the word, as ":)" is
+_EMOJI = "\U0001F000-\U0001FAFF\u2600-\u27BF\u2B50\u2B55\u2B1B\u2B1C"
+_JOINED_EMOJI = re.compile(
+    rf"(?<=[^\W_]|[.!?,])[{_EMOJI}][{_EMOJI}\uFE0F\u200D]*(?=[.,!?;…]*$)")
 _OPENING, _CLOSING = "([{", ")]}"
 _MARKS_BEFORE_EMOTICON = ".,!?…"  # "great ?:)": marks of the word before
 _ANY_BRACKET = re.compile(r"[()\[\]{}]")
@@ -887,6 +892,13 @@ def _joined_match(piece: str, depth: int, word_char: re.Pattern) -> re.Match | N
     return joined
 
 
+def _joined_emoji(piece: str, word_char: re.Pattern) -> re.Match | None:
+    """Emoji joined to the end of a word, maybe before marks ("thanks👍", "nasa😀!"), or
+    None."""
+    joined = _JOINED_EMOJI.search(piece)
+    return joined if joined and word_char.search(piece, 0, joined.start()) else None
+
+
 def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
                     space_after: bool) -> None:
     """A piece without a word that holds a quote or bracket. Marks before its first quote or
@@ -941,11 +953,14 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
             and _emoticon_token(piece, lookup["word_char"])):  # ":D", "<unk>", "(:D)"
         _parse_wordless(piece, builder, space_before, space_after)
         return
-    if piece[0] not in lookup["strip"] and piece[-1] not in lookup["strip"]:
+    if piece[-1] not in lookup["strip"] and piece[0] not in lookup["strip"] and (
+            piece[-1] < "\u2600" or not _JOINED_EMOJI.search(piece)):
         builder.add_bare(piece)  # a bare word (most ASR output): nothing to strip
         return
     joined = _joined_match(piece, builder.brackets, lookup["word_char"]) \
         if any(c in piece for c in ":;=") else None
+    if joined is None and max(piece) >= "\u2600":
+        joined = _joined_emoji(piece, lookup["word_char"])
     if joined is not None:  # "tomorrow:)": the word, then the emoticon as written after it
         _parse_piece(piece[:joined.start()], builder, space_before, False)
         builder.add_joined(joined.group())

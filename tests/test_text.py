@@ -54,11 +54,19 @@ ADVERSARIAL = [
 ]
 
 
-def _word_chars(s: str, inv: Inventory) -> str:
+def _without_joined_emoji(token: str) -> str:
+    joined = text._JOINED_EMOJI.search(token)
+    if joined is None or not any(c.isalnum() for c in token[:joined.start()]):
+        return token
+    return token[:joined.start()] + token[joined.end():]
+
+
+def _word_chars(s: str, inv: Inventory, text_tokens: bool = True) -> str:
     """Characters that belong to words: not whitespace, not control, not strippable marks,
-    not in emoticons (":D")."""
+    not in emoticons (":D") nor emoji joined to a word's end ("thanks👍")."""
     strip = inv._lookup["strip"]
-    tokens = [t for t in text.whitespace_tokens(s) if text.holds_word(t, inv)]
+    tokens = [_without_joined_emoji(t) if text_tokens else t
+              for t in text.whitespace_tokens(s) if text.holds_word(t, inv)]
     kept = [c for c in "".join(tokens) if c not in strip]
     return text.lower_word("".join(c for c in kept if unicodedata.category(c) != "Cc"))
 
@@ -519,7 +527,7 @@ def _check_round_trip(source: str, language: str) -> None:
     normal = render(once.without_written_marks(), language)  # each label's own mark
     assert canonical(rendered, language) == canonical(source, language) == normal
     assert canonical(normal, language) == normal
-    assert _word_chars(source, inv) == _word_chars("".join(once.words), inv)
+    assert _word_chars(source, inv) == _word_chars("".join(once.words), inv, text_tokens=False)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -675,3 +683,12 @@ def test_marks_before_the_first_word_are_its_lead(written):
 
 def test_a_text_of_marks_alone_has_no_words_and_no_lead():
     assert len(parse("... --")) == 0 and parse("so ... and").edges[0].mark == " ..."
+
+
+@pytest.mark.parametrize("written, after", [("thanks👍", "👍"), ("nasa😀!", "😀"),
+                                            ("ok👍🏽,", "👍🏽"), ("café☕.", "☕")])
+def test_emoji_joined_to_a_word_are_written_after_it_not_part_of_it(written, after):
+    parsed = parse(written)
+    assert parsed.words[0] == written.split(after)[0].lower()
+    assert parsed.edges[0].after == after and render(parsed) == written
+    assert parse("so 😀 ok").words == ("so", "😀", "ok")  # one on its own: still a token
