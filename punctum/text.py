@@ -892,11 +892,11 @@ def _joined_match(piece: str, depth: int, word_char: re.Pattern) -> re.Match | N
     return joined
 
 
-def _joined_emoji(piece: str, word_char: re.Pattern) -> re.Match | None:
+def _joined_emoji(piece: str) -> re.Match | None:
     """Emoji joined to the end of a word, maybe before marks ("thanks👍", "nasa😀!"), or
     None."""
-    joined = _JOINED_EMOJI.search(piece)
-    return joined if joined and word_char.search(piece, 0, joined.start()) else None
+    joined = _JOINED_EMOJI.search(piece)  # (after a letter or digit: "😀😀" stays whole)
+    return joined if joined and any(c.isalnum() for c in piece[:joined.start()]) else None
 
 
 def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
@@ -960,7 +960,7 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     joined = _joined_match(piece, builder.brackets, lookup["word_char"]) \
         if any(c in piece for c in ":;=") else None
     if joined is None and max(piece) >= "\u2600":
-        joined = _joined_emoji(piece, lookup["word_char"])
+        joined = _joined_emoji(piece)
     if joined is not None:  # "tomorrow:)": the word, then the emoticon as written after it
         _parse_piece(piece[:joined.start()], builder, space_before, False)
         builder.add_joined(joined.group())
@@ -1005,10 +1005,11 @@ def _elides(apostrophe: str, word: str, inv: Inventory) -> bool:
 
 def _period_before_mark(trail: str, lookup: dict) -> bool:
     """Whether a word's trail is a period, closing quotes or brackets and another mark
-    ('.",', '.);'): an abbreviation's period ("Rd.",), since no mark follows a full stop."""
+    ('.",', '.);', '.".'): an abbreviation's period ("Rd.",), since no mark follows a full
+    stop (and `render` writes an abbreviation's period and a full stop so: 'a.".')."""
     closing = len(trail) - 1 - len(trail[1:].lstrip("".join(lookup["kept"])))
     mark = trail[1 + closing:2 + closing]
-    return closing > 0 and mark != "." and mark in lookup["post"]
+    return closing > 0 and mark in lookup["post"]
 
 
 def parse(text: str, language: str | Inventory = "en", *,

@@ -55,10 +55,10 @@ ADVERSARIAL = [
 
 
 def _without_joined_emoji(token: str) -> str:
-    joined = text._JOINED_EMOJI.search(token)
-    if joined is None or not any(c.isalnum() for c in token[:joined.start()]):
-        return token
-    return token[:joined.start()] + token[joined.end():]
+    while (joined := text._JOINED_EMOJI.search(token)) and any(
+            c.isalnum() for c in token[:joined.start()]):  # "a😀.😀": both
+        token = token[:joined.start()] + token[joined.end():]
+    return token
 
 
 def _word_chars(s: str, inv: Inventory, text_tokens: bool = True) -> str:
