@@ -227,7 +227,10 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
     resegment_first = options.layout is not None and restored.format in formats.SUBTITLES
     if resegment_first:  # in its own format: WebVTT voices and timestamp tags still there
         restored = formats.resegment(restored, options.layout, punctuator.inventory)
-    result = formats.convert(restored, output_format)
+    try:
+        result = formats.convert(restored, output_format)
+    except ValueError as error:  # (a cue without times)
+        raise ValueError(f"{source.name}: {error}") from None
     if options.layout is not None and not resegment_first:
         result = formats.resegment(result, options.layout, punctuator.inventory)
     formats.write(result, out, output_key=options.output_key)

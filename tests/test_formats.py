@@ -599,7 +599,7 @@ def test_resegment_joins_cues_that_overlap_by_a_timing_slip():
 def test_resegment_needs_times_and_subtitles():
     with pytest.raises(ValueError, match="convert"):
         formats.resegment(formats.loads(TEXT, "text"))
-    with pytest.raises(ValueError, match="no cue times"):
+    with pytest.raises(ValueError, match=r"text cue 1 of \d+ \(.*\) has no times"):
         formats.convert(formats.loads(TEXT, "text"), "srt")
 
 
@@ -663,6 +663,13 @@ MALFORMED = [
     ("bad.json", '{"segments": [{"start": 0, "end": 1%s, "text": "a"}]}' % ("0" * 5000),
      "bad.json:1: not readable JSON (Exceeds the limit"),
     ("bad.json", "[" * 100_000, "bad.json:1: JSON nested too deeply to read"),
+    ("bad.json", '{"segments": [{"start": 0, "end": 1, "text": "a", "x": %s}, 5]}'
+     % ("[" * 700 + "]" * 700), "bad.json: segments[1]: expected a segment object, got a "
+                                  "number"),  # deeper than the line finder goes
+    ("bad.json", '{"segments": [{"start": 0, "end": 1, "text": "a", "words": [{"word": "a", '
+                 '"start": true, "end": 1}]}]}',
+     "bad.json:1: segments[0].words[0].start: expected a time in seconds (a number from 0 to "
+     "1e+10), got a boolean"),
     ("bad.srt", "1\n%s:00:00,000 --> 00:00:01,000\na\n" % ("9" * 400),
      "bad.srt:2: timestamp '99999"),
     ("bad.json", '{"segments": [{"start": NaN, "end": 1, "text": "a"}]}',
@@ -932,7 +939,7 @@ def test_fuzz_findings_round_trip_and_idempotence(tiny):
     cue = formats.loads("1\n00:00:01,840 --> 00:00:02,595\nhello\n", "srt").cues[0]
     assert (cue.start, cue.end) == (1.84, 2.595)
     # untimed text cannot become Whisper JSON (its segments need times)
-    with pytest.raises(ValueError, match="no cue times; cannot write whisper"):
+    with pytest.raises(ValueError, match="has no times; cannot write whisper"):
         formats.convert(formats.loads("hello\n", "text"), "whisper")
     # JSON separators are read outside string values
     for content in (json.dumps({"text": " hi,", "segments": [

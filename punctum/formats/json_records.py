@@ -223,9 +223,14 @@ def _shape_error(error: _ShapeError, name: str, text: str,
     if lines is not None and error.path:
         line, path = lines[error.path[0]][0], error.path[1:]
     else:
-        line, path = _LineLocator(text).line_of(error.path), error.path
+        path = error.path
+        try:
+            line = _LineLocator(text).line_of(error.path)
+        except RecursionError:  # nested deeper than the pure-Python scanner goes: no line
+            line = None
     where = _path_text(path)
-    return ValueError(f"{name}:{line}: {where + ': ' if where else ''}{error.message}")
+    place = name if line is None else f"{name}:{line}"
+    return ValueError(f"{place}: {where + ': ' if where else ''}{error.message}")
 
 
 def _path_text(path: tuple) -> str:
@@ -272,7 +277,8 @@ def _field_time(record: dict, key: str, path: tuple, required: bool) -> float | 
                                           and abs(value) < 10**20):
             got = repr(value)
         else:
-            got = "a larger number" if isinstance(value, int) else _kind(value)
+            got = "a larger number" if isinstance(value, int) and not isinstance(value, bool) \
+                else _kind(value)
         raise _ShapeError(path + (key,), f"expected a time in seconds (a number from 0 to "
                                          f"{MAX_SECONDS:.0e}), got {got}")
     return float(value)

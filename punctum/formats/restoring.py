@@ -27,6 +27,7 @@ from punctum.formats.transcript import (
     decode_references,
     encode_like,
     needs_space,
+    shown,
 )
 from punctum.merging import written_labels
 from punctum.runtime import RestoreOptions
@@ -60,9 +61,12 @@ def convert(transcript: Transcript, format: str) -> Transcript:
     independent_to_text = format == "text" and transcript.format in INDEPENDENT_CUES
     kept = [c for c in transcript.cues  # one line per utterance, empty ones too (Kaldi)
             if c.tokens or c.start is not None or independent_to_text]
-    if format in (*SUBTITLES, "whisper") and any(c.start is None or c.end is None
-                                                  for c in kept):
-        raise ValueError(f"{transcript.format} has no cue times; cannot write {format}")
+    untimed = next((n for n, c in enumerate(kept, start=1) if c.start is None or c.end is None),
+                   None) if format in (*SUBTITLES, "whisper") else None
+    if untimed is not None:
+        text = shown(kept[untimed - 1].text) if kept[untimed - 1].tokens else "no text"
+        raise ValueError(f"{transcript.format} cue {untimed} of {len(kept)} ({text}) has no "
+                         f"times; cannot write {format}")
     # character references are text to other formats than subtitles ("don&#39;t" -> "don't"),
     # and WebVTT needs &, < and > written as references ("AT&T" -> "AT&amp;T", "-->")
     write = (decode_references if transcript.format in SUBTITLES and format not in SUBTITLES
