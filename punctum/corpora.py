@@ -136,7 +136,7 @@ def decode_lines(handle, name: str, errors: str = "strict",
 
 
 def _decode(raw: bytes, name: str, line_no: int, errors: str = "strict") -> str:
-    if line_no == 1 and _looks_utf16(raw):
+    if line_no <= 3 and _looks_utf16(raw, line_no):
         raise ValueError(f"{name}: looks like UTF-16 text (a byte-order mark or NUL bytes "
                            f"between letters); punctum reads UTF-8: convert it first, e.g. "
                            f"iconv -f UTF-16 -t UTF-8")
@@ -148,12 +148,13 @@ def _decode(raw: bytes, name: str, line_no: int, errors: str = "strict") -> str:
     return text.removeprefix("\ufeff") if line_no == 1 else text
 
 
-def _looks_utf16(first_line: bytes) -> bool:
-    """Whether a file's first line is UTF-16: its byte-order mark, or NUL bytes as every
-    other byte of ASCII letters ("h\\0e\\0l\\0..."), which UTF-8 text never holds."""
-    if first_line[:2] in (b"\xff\xfe", b"\xfe\xff"):
+def _looks_utf16(line: bytes, line_no: int) -> bool:
+    """Whether one of a file's first lines is UTF-16: a byte-order mark opening the file, or
+    NUL bytes as every other byte of ASCII letters ("h\\0e\\0l\\0..."), which UTF-8 text
+    never holds (a blank first line is one byte: the next one shows it)."""
+    if line_no == 1 and line[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return True
-    sample = first_line[:200]
+    sample = line[:200]
     return len(sample) >= 4 and sample.count(0) * 3 >= len(sample)
 
 

@@ -73,7 +73,9 @@ class Stream:
         self._words_fed = 0
         self._quoted_end = False  # the last final word ends in a quoted ! or ?
         self._brackets = 0  # brackets open after the text fed so far
-        self._unmarked_post: str | None = None  # the model's label for a final last word
+        # a final last word's (mark the input gave it, the model's label), counted with the
+        # next feed, which may bring its mark (`_close_final_word`)
+        self._unmarked: tuple[str, str] | None = None
 
     def feed(self, text: str | Sequence[str]) -> list[str]:
         """Add text (or words); return the pieces that are now final."""
@@ -151,11 +153,12 @@ class Stream:
             self._sentence_start = ends_sentence(given, 0, inventory)
             self._after_pause = goes_on_after(given, given, 0, inventory)
             self._quoted_end = False
-        if self._unmarked_post is not None:
-            counted = counted_marks(given) if given is not None and len(given) == 2 else (NULL,)
-            self._marks += MarkCounts.of(counted, (self._unmarked_post,),
+        if self._unmarked is not None:
+            own, model = self._unmarked
+            brought = counted_marks(given)[0] if given is not None and len(given) == 2 else NULL
+            self._marks += MarkCounts.of((own if own != NULL else brought,), (model,),
                                          inventory.sentence_final)
-            self._unmarked_post = None
+            self._unmarked = None
 
     def _feed_words(self, text: str) -> Restored | None:
         stripped = text.lstrip()
@@ -233,7 +236,12 @@ class Stream:
                                          inventory.sentence_final)
         self._after_pause = goes_on_after(done, pending, n_final - 1, inventory)
         # the last word's mark may come with the next feed (`_close_final_word`)
-        self._unmarked_post = tail.post[n_final - 1] if n_final == len(pending) else None
+        if n_final == len(pending):  # its own mark ("so." fed) counts with the next feed
+            last = pending.slice(n_final - 1)
+            self._unmarked = (counted_marks(Labelled.concat([last, last]))[0],
+                              tail.post[n_final - 1])
+        else:
+            self._unmarked = None
         rest = pending.slice(n_final)  # waiting words keep only what the input gave them
         result = self._render(done, _slice_prediction(tail, 0, n_final))
         self._pending = [rest] if len(rest) else []

@@ -984,7 +984,7 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     post, mark, _, _ = _trail(piece[:start], lookup)
     builder.add_orphan_marks(NULL, post, mark, not space_before)  # "a ,b", "时间：2020年"
     if post != NULL and not builder.words:  # "...and", '--"and': marks before the first word
-        builder.add_lead("".join(c for c in piece[:start] if c in lookup["post"]))
+        builder.add_lead(_leading_marks(piece[:start], lookup))  # ('"...and': dropped)
     pre = _edge_marks(piece[:start], lookup, "pre")
     abbreviated = piece[end:end + 1] == "." and (
         is_abbreviation(piece[start:end], inv.abbreviations)
@@ -995,6 +995,16 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     if before and before[-1] in _LEAD_APOSTROPHES and _elides(before[-1], written, inv):
         before, written = before[:-1], before[-1] + written  # (written "'0" once restored)
     builder.add_word(written, pre, post, abbreviated, before, after, mark_at, mark)
+
+
+def _leading_marks(edge: str, lookup: dict) -> str:
+    """The post-marks that open a word's leading edge, before any quote, bracket or
+    pre-mark ("--" of '--"and'; "" for '"...and' or "¿...qué", whose order a lead would
+    change)."""
+    end = 0
+    while end < len(edge) and edge[end] in lookup["post"]:
+        end += 1
+    return edge[:end]
 
 
 def _elides(apostrophe: str, word: str, inv: Inventory) -> bool:

@@ -31,11 +31,14 @@ def test_arguments_that_are_not_utf8_follow_errors(tiny_artifact, capsys):
     assert code == 0 and normalize(out) == ["caf\ufffd", "ok"]
 
 
-@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("encoding, text", [("utf-16", "hello there\nhow are you\n"),
+                                            ("utf-16-le", "hello there\nhow are you\n"),
+                                            ("utf-16-be", "hello there\nhow are you\n"),
+                                            ("utf-16-le", "\nhello there how are you\n")])
 def test_utf16_text_is_named_not_restored_as_letters(tiny_artifact, tmp_path, capsys,
-                                                      encoding):
+                                                      encoding, text):
     source = tmp_path / "u16.txt"
-    source.write_bytes("hello there\nhow are you\n".encode(encoding))
+    source.write_bytes(text.encode(encoding))
     code, out, err = _restore(["-i", str(source)], tiny_artifact, capsys)
     assert code == 2 and out == "" and "looks like UTF-16 text" in err
     assert err.count("\n") == 1
@@ -415,6 +418,10 @@ def test_a_text_file_with_carriage_returns_alone_keeps_its_lines(tiny_artifact, 
     assert code == 0 and len(lines) == 4 and b"\n" not in b"".join(lines)
     assert [normalize(line.decode()) for line in lines] == [
         "we see a boat".split(), [], "so what do you think".split(), []]
+    source.write_bytes(b"we see\nthe boat\rsails away\nso what\n")  # a stray CR: one line
+    code, _, _ = _restore(["-i", str(source), "-o", str(tmp_path / "out.txt")], tiny_artifact,
+                          capsys)
+    assert code == 0 and (tmp_path / "out.txt").read_bytes().count(b"\n") == 3
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")

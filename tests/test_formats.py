@@ -347,6 +347,12 @@ def test_another_webvtt_voice_starts_a_sentence():
     assert plain.cues[0].text == "<v Ann>So what do you think"
 
 
+def test_marks_opening_a_cue_token_mid_text_are_not_written_twice():
+    srt = "1\n00:00:01,000 --> 00:00:02,000\n...so we left ...and then\n"
+    _, restored, _ = _restored_cues(srt, "srt", "So we left. And then.", keep_existing=True)
+    assert restored.cues[0].text == "...So we left. And then."  # the text's first: kept
+
+
 def test_quotes_and_brackets_stay_on_subtitle_and_word_record_words():
     reference = 'He said, "We see" and left. A boat.'
     srt = ('1\n00:00:01,000 --> 00:00:02,000\nhe said "we\n\n'
@@ -588,9 +594,11 @@ def test_resegment_keeps_overlapping_cues_at_their_own_times():
         (5.0, 6.0, "and after.")]
 
 
-def test_resegment_joins_cues_that_overlap_by_a_timing_slip():
-    srt = ("1\n00:00:01,000 --> 00:00:02,040\nso we went\n\n"  # 40 ms into the next cue
-           "2\n00:00:02,000 --> 00:00:03,000\nto the shop.\n")
+@pytest.mark.parametrize("first_end, second_start", [("02,040", "02,000"),  # 40 ms
+                                                      ("02,003", "01,503"), ("02,004", "01,504")])
+def test_resegment_joins_cues_that_overlap_by_a_timing_slip(first_end, second_start):
+    srt = (f"1\n00:00:01,000 --> 00:00:{first_end}\nso we went\n\n"  # 0.5 s at most
+           f"2\n00:00:{second_start} --> 00:00:03,000\nto the shop.\n")
     result = formats.resegment(formats.loads(srt, "srt"), ResegmentOptions(42, 2, 7))
     assert [(c.start, c.end, c.text) for c in result.cues] == [
         (1.0, 3.0, "so we went to the shop.")]

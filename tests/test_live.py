@@ -155,6 +155,7 @@ def test_the_lines_looked_at_for_marks_are_restored_too(bundled):
       "u1 A 0.30 0.20 what"], "ctm"),
     ([";; not a CTM", "so what"], "text"),
     (["call 5 5 5 1 2 1 2"], "text"),  # CTM's fields, but no time in seconds
+    (["utt A 0 1 hello", "utt A 1.0 0.5 there", "utt A 1.5 0.5 how"], "ctm"),
     (["1", "00:00:01.000 --> 00:00:02.000", "so what"], "srt"),  # a period before the ms
     (["", "so what do you think"], "text"),
     (['{"text": "so what",', '  "segments": []}'], "whisper"),  # an object over lines

@@ -766,6 +766,9 @@ def test_a_mark_fed_after_a_final_word_ends_its_sentence(punctuator):
     assert stream._marks.given == (2, 0)  # both counted toward the marks the text writes
     assert stream.feed("; so") == [";", "so"]  # ";" ends no sentence: "so" stays as written
     assert stream._marks.given == (3, 0)
+    stream.feed("ok.")
+    stream.feed("well")
+    assert stream._marks.given == (4, 0)  # a final word's own mark counts too
 
 
 def test_marks_and_tags_fed_after_a_final_word_are_its_lead(punctuator):

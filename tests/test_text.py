@@ -692,3 +692,9 @@ def test_emoji_joined_to_a_word_are_written_after_it_not_part_of_it(written, aft
     assert parsed.words[0] == written.split(after)[0].lower()
     assert parsed.edges[0].after == after and render(parsed) == written
     assert parse("so 😀 ok").words == ("so", "😀", "ok")  # one on its own: still a token
+
+
+@pytest.mark.parametrize("written", ['"...and then', "(--and) then", "¿...qué pasa"])
+def test_marks_after_a_quote_bracket_or_pre_mark_are_no_lead(written):
+    parsed = parse(written, "es" if "¿" in written else "en")
+    assert not (parsed.edges[0] and parsed.edges[0].lead)  # written first, it would move them

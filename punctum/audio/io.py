@@ -236,8 +236,8 @@ def iter_audio_chunks(path: str | Path, chunk_seconds: float, overlap_seconds: f
 def warn_if_cut_short(path: Path) -> None:
     """Warn when a WAV file holds fewer bytes of audio than its header announces (a copy or
     a recording cut short): libsndfile reads what is there without a word, so the
-    transcript would end early with no sign why. Streamed WAVs, whose header says 0 or
-    0xFFFFFFFF bytes, are not warned about."""
+    transcript would end early with no sign why. Streamed WAVs, whose header says 0 or a
+    placeholder of 2 GB or more (`_UNKNOWN_SIZE`), are not warned about."""
     if path.suffix.lower() != ".wav":
         return
     found = _wav_data_chunk(path)
@@ -245,11 +245,16 @@ def warn_if_cut_short(path: Path) -> None:
         return
     announced, offset, byte_rate = found
     held = path.stat().st_size - offset
-    if announced in (0, 0xFFFFFFFF) or held >= announced or byte_rate <= 0:
+    if announced == 0 or announced >= _UNKNOWN_SIZE or held >= announced or byte_rate <= 0:
         return
     logger.warning("%s: cut short? the WAV header announces %.1f s of audio, the file holds "
                    "%.1f s; transcribing what is there", path, announced / byte_rate,
                    max(held, 0) / byte_rate)
+
+
+# sizes that writers which cannot seek back leave in a WAV header (0xFFFFFFFF; SoX and
+# espeak-ng --stdout 0x7FFFF000; arecord 0x7FFFFFFF): the length is unknown, not announced
+_UNKNOWN_SIZE = 0x7FFF0000
 
 
 def _wav_data_chunk(path: Path) -> tuple[int, int, int] | None:

@@ -64,13 +64,13 @@ _THREE_DECIMALS = re.compile(r"-?\d+\.\d{3}")
 _SPHINX_NUMBER = re.compile(r'("[bdp]"\s?:\s?)(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)')
 
 
-def looks_like_ctm(lines: list[str]) -> bool:
+def looks_like_ctm(lines: list[str], timed: bool = True) -> bool:
     """Whether the first lines (comments and blank lines left out) are CTM word lines, with
-    times in seconds written with a decimal point in one of them at least ("0.30"; text such
-    as "call 5 5 5 1 2" has the fields but no such time)."""
+    (`timed`) a time in seconds written with a decimal point in one of them at least ("0.30";
+    text such as "call 5 5 5 1 2" has the fields but no such time)."""
     words = [line for line in lines if line.strip() and not line.lstrip().startswith(";;")]
-    return bool(words) and all(_ctm_fields(line) is not None for line in words) and any(
-        "." in field for line in words for field in line.split()[2:4])
+    return bool(words) and all(_ctm_fields(line) is not None for line in words) and (
+        not timed or any("." in field for line in words for field in line.split()[2:4]))
 
 
 def classify_json(first: dict) -> str | None:

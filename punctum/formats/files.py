@@ -138,8 +138,8 @@ def sniff_lines(lines: Iterable[str], name: str = "<stdin>") -> tuple[str, Itera
     if _JSON_START.match(first):
         whole = head + list(lines)
         return sniff_format("\n".join(whole), name), iter(whole)
-    if asr.looks_like_ctm([first]) or first.startswith(";;"):  # a word line or a comment
-        if asr.looks_like_ctm(_ctm_head(head, lines)):
+    if asr.looks_like_ctm([first], timed=False) or first.startswith(";;"):  # a word line,
+        if asr.looks_like_ctm(_ctm_head(head, lines)):  # or a comment: three lines decide
             return "ctm", itertools.chain(head, lines)
     return "text", itertools.chain(head, lines)
 

@@ -121,7 +121,8 @@ def _timed_tokens(transcript: Transcript, inventory: Inventory) -> list[_Timed]:
         if cue.start is None or cue.end is None:
             raise ValueError(f"cue {number} has no times; cannot resegment")
         # two speakers at once (more than a slip of the timing): its
-        starts_early = bool(timed) and cue.start < latest_end - OVERLAP_TOLERANCE
+        starts_early = bool(timed) and round((latest_end - cue.start) * 1000) > round(
+            OVERLAP_TOLERANCE * 1000)  # (in whole milliseconds, as subtitles write times)
         overlaps = starts_early or after_overlap  # words keep their times, in cues of their
         if overlaps:  # own, as do the next cue's (not joined to words spoken before)
             previous_end = min(previous_end, cue.start)

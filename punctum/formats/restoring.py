@@ -204,7 +204,8 @@ def restore_transcript(transcript: Transcript, punctuator,
     documents = [d for d in _documents(transcript) if any(len(p) for c in d for p in parsed[c])]
     voices = voice_turns(transcript.cues) if transcript.format == "vtt" and \
         options.annotations else [frozenset()] * len(transcript.cues)
-    given = [Labelled.concat([p for c in doc for p in parsed[c]]) for doc in documents]
+    given = [_inner_leads_dropped(Labelled.concat([p for c in doc for p in parsed[c]]))
+             for doc in documents]
     timing = {}
     if options.pauses and getattr(punctuator, "pause_aware", False):
         timing["pauses"] = [word_pauses(transcript, parsed, doc) for doc in documents]
@@ -226,6 +227,19 @@ def restore_transcript(transcript: Transcript, punctuator,
         texts = {(c, t): encode_like(text, original.cues[c].tokens[t].text)
                  for (c, t), text in texts.items()}
     return _with_texts(original, texts)
+
+
+def _inner_leads_dropped(given: Labelled) -> Labelled:
+    """A document's words without the leads (`Edges.lead`) that parsing each token alone
+    gives a token opening with marks ("left ...and"): only its first word opens a text; the
+    marks of others stood after a word, where the model's mark goes (dropped, as the marks
+    of a token are when they cannot be its own)."""
+    if not any(e is not None and e.lead for e in given.edges[1:]):
+        return given
+    edges = given.edges[:1] + tuple(
+        (replace(e, lead="") if e.before or e.after or e.mark else None)
+        if e is not None and e.lead else e for e in given.edges[1:])
+    return replace(given, edges=edges)
 
 
 def _notes(transcript: Transcript, copies: dict, decode) -> list[Annotations]:
