@@ -223,3 +223,21 @@ def test_a_wav_cut_short_is_read_with_a_warning(tmp_path, caplog):
         with caplog.at_level("WARNING", logger="punctum.audio.io"):
             read_audio(streamed)
         assert not caplog.records
+
+
+def test_chunks_read_one_after_another_resample_as_the_whole_file(tmp_path):
+    path = tmp_path / "tone48k.wav"
+    samples = _tone(2.5, 48_000, freq=300.0) + _tone(2.5, 48_000, freq=2_000.0, amplitude=0.2)
+    soundfile.write(str(path), samples, 48_000, subtype="FLOAT")
+    chunks = list(iter_audio_chunks(path, 1.0, 0.0, SAMPLE_RATE))
+    joined = np.concatenate([c for _, c in chunks])
+    np.testing.assert_allclose(joined, resample(samples, 48_000, SAMPLE_RATE), atol=1e-6)
+    starts = np.cumsum([0] + [len(c) for _, c in chunks[:-1]]) / SAMPLE_RATE
+    assert [s for s, _ in chunks] == pytest.approx(list(starts))  # no click at the seams
+
+
+def test_a_wav_that_cannot_seek_is_read_in_chunks(tmp_path):
+    path = tmp_path / "gsm.wav"  # GSM 6.10: libsndfile cannot seek in it
+    soundfile.write(str(path), _tone(3.0, 8_000, amplitude=0.3), 8_000, subtype="GSM610")
+    chunks = list(iter_audio_chunks(path, 1.0, 0.0, SAMPLE_RATE))
+    assert sum(len(c) for _, c in chunks) == pytest.approx(3 * SAMPLE_RATE, abs=1000)  # frames

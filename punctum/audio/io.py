@@ -216,16 +216,27 @@ def iter_audio_chunks(path: str | Path, chunk_seconds: float, overlap_seconds: f
             if step <= 0:  # chunks that never advance would be read for ever
                 raise ValueError(f"overlap_seconds ({overlap_seconds:g}) must be shorter "
                                  f"than chunk_seconds ({chunk_seconds:g})")
-            start = 0
+            # chunks read one after another (no overlap) are resampled as one stream: the
+            # same samples as the whole file resampled, no click at each seam
+            resampler = _stream_resampler(rate, sample_rate) if step == size else None
+            start = position = emitted = 0
             while True:
                 with notes.collect():
-                    handle.seek(start)
+                    if position != start:  # (GSM and ADPCM WAVs cannot seek)
+                        handle.seek(start)
                     block = handle.read(size, dtype="float32", always_2d=True)
+                position = start + len(block)
                 if not start and not len(block):
                     raise ValueError(f"{path}: no audio samples (empty file)")
                 _check_finite(block, path)
-                yield start / rate, resample(to_mono(block), rate, sample_rate)
-                if start + size >= total or not len(block):
+                last = start + size >= total or not len(block)
+                if resampler is None:
+                    yield start / rate, resample(to_mono(block), rate, sample_rate)
+                else:
+                    out = resampler(to_mono(block), last)
+                    yield emitted / sample_rate, out
+                    emitted += len(out)
+                if last:
                     break
                 start += step
     except (soundfile.LibsndfileError, RuntimeError, TypeError, EOFError) as error:
@@ -274,6 +285,19 @@ def _wav_data_chunk(path: Path) -> tuple[int, int, int] | None:
             return size, position + 8, byte_rate
         position += 8 + size + (size & 1)  # chunks are padded to an even size
     return None
+
+
+def _stream_resampler(orig_rate: int, target_rate: int):
+    """A function (block, last) -> the block resampled as part of one continuous signal
+    (soxr's stream: the output of all blocks equals resampling them joined; the first is
+    shorter by the filter's delay, which later ones make up)."""
+    if orig_rate == target_rate:
+        return lambda block, last: np.asarray(block, dtype=np.float32)
+    import soxr
+
+    stream = soxr.ResampleStream(orig_rate, target_rate, 1, dtype="float32", quality="HQ")
+    return lambda block, last: stream.resample_chunk(
+        np.asarray(block, dtype=np.float32), last=last).astype(np.float32)
 
 
 def read_audio_header(path: Path) -> None:
