@@ -445,6 +445,10 @@ def test_transcribe_with_pocketsphinx(tmp_path):
     with TestClient(create_app(ServeConfig(acoustic="pocketsphinx"))) as client:
         good = client.post("/v1/transcribe", files={"audio": ("talk.wav", wav.read_bytes())})
         bad = client.post("/v1/transcribe", files={"audio": ("bad.wav", b"RIFF0000junk")})
+        odd = [client.post("/v1/transcribe", files={"audio": (name, wav.read_bytes())})
+               for name in ("a." + "w" * 300, "a.wav\x00", "x" * 300 + ".wav")]
+    assert [r.status_code for r in odd] == [422, 422, 200]  # (no 500: a name too long)
+    assert "unsupported audio file type" in odd[0].json()["error"]["message"]
     assert good.status_code == 200
     body = good.json()
     assert body["path"] == "talk.wav" and body["words"] and body["text"][-1] in ".?!"

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
@@ -31,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from punctum.formats import FORMATS, KEYED
+from punctum.formats.transcript import shown
 from punctum.runtime import Punctuator, RestoreOptions
 from punctum.serve.batcher import DynamicBatcher, QueueFull, ShuttingDown
 from punctum.serve.config import ServeConfig
@@ -359,11 +361,16 @@ def _transcribe_upload(transcriber, data: bytes, name: str,
     (by its header) is a 413."""
     import tempfile
 
-    from punctum.audio.io import audio_seconds
+    from punctum.audio.io import EXTENSIONS, audio_seconds
 
     suffix = Path(name).suffix.lower() or ".wav"
+    if suffix not in EXTENSIONS:  # (checked before the name is used for a file)
+        raise ApiError(422, "invalid_audio", f"{shown(name)}: unsupported audio file type "
+                       f"{shown(suffix)}; expected one of {' '.join(EXTENSIONS)}")
     with tempfile.TemporaryDirectory(prefix="punctum-audio-") as folder:
-        path = Path(folder) / f"upload{suffix}"
+        # named like the upload, so that warnings in the server's log say which it was
+        stem = re.sub(r"[^\w.-]", "_", Path(name).stem)[:80] or "upload"
+        path = Path(folder) / f"{stem}{suffix}"
         path.write_bytes(data)
         seconds = audio_seconds(path)
         if seconds is not None and seconds > max_seconds:
