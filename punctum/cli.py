@@ -846,13 +846,14 @@ def _run_transcribe(args) -> int:
     if not 0 <= args.beam <= MAX_BEAM:
         raise ValueError(f"--beam must be from 0 (greedy) to {MAX_BEAM}, got {args.beam}")
     names = [os.path.splitext(os.path.basename(p))[0] for p in args.audio]
-    if args.output and len(set(names)) < len(names):
+    to_stdout = not args.output or args.output == "-"
+    if not to_stdout and len(set(names)) < len(names):
         raise ValueError("two audio files have the same name; their outputs would collide")
     several = len(args.audio) > 1
-    if several and args.to != "text" and (not args.output or args.output == "-"):
+    if several and args.to != "text" and to_stdout:
         raise ValueError(f"several audio files make one {args.to} file each: give -o FOLDER "
                          f"(on stdout they would run together into one broken file)")
-    into_folder = bool(args.output) and (several or _names_folder(args.output))
+    into_folder = not to_stdout and (several or _names_folder(args.output))
     if into_folder and os.path.exists(args.output) and not os.path.isdir(args.output):
         raise ValueError(f"-o {args.output}: is a file; several inputs need a folder")
     suffix = EXTENSIONS["whisper" if args.to == "json" else args.to]

@@ -337,6 +337,21 @@ def test_pocketsphinx_engine_on_silence_is_empty(tmp_path):
     assert SphinxTranscriber.load().transcribe(path).text == ""
 
 
+def test_pocketsphinx_is_the_engine_beside_a_folder_of_that_name(tmp_path, monkeypatch,
+                                                                  capsys):
+    pytest.importorskip("pocketsphinx")
+    from punctum.audio.io import write_audio
+    from punctum.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pocketsphinx").mkdir()  # a folder of earlier outputs, no punctum.json
+    for name in ("a.flac", "b.flac"):
+        write_audio(tmp_path / name, np.zeros(RATE, dtype=np.float32))
+    assert main(["transcribe", "a.flac", "b.flac", "-m", "pocketsphinx", "-o", "-"]) == 0
+    assert capsys.readouterr().out == "\n\n"  # both on stdout (silence: empty lines)
+    assert not (tmp_path / "-").exists()
+
+
 def test_sphinx_pieces_cover_the_audio_once_and_cut_at_pauses():
     from punctum.sphinx import SAMPLE_RATE, utterances
 
