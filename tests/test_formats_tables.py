@@ -77,6 +77,11 @@ def test_the_restored_text_can_go_to_a_new_column():
     with pytest.raises(ValueError, match="already has a 'speaker' column"):
         _restored(CALLS, output_key="speaker")
     assert _restored(CALLS, output_key="text")[0] == _restored(CALLS)[0]
+    tsv = CALLS.replace(",", "\t")
+    with pytest.raises(ValueError, match="TSV header cannot hold"):
+        _restored(tsv, format="tsv", output_key="new\tkey")
+    assert _restored(CALLS, output_key="new,key")[0].startswith(
+        'call,speaker,start,text,"new,key"\n')  # CSV quotes it
 
 
 def test_the_text_column_is_found_by_name_or_given():

@@ -314,6 +314,9 @@ def _output_column(table: Table, output_key: str | None) -> tuple[int, bool]:
     """(index of the column the restored text goes to, whether it is a new one)."""
     if output_key is None or output_key == table.names[table.column]:
         return table.column, False
+    if not table.quoted and any(c in output_key for c in (table.delimiter, "\n", "\r")):
+        raise ValueError(f"output key {output_key!r} holds a tab or a line break, which a TSV "
+                         f"header cannot hold (TSV has no quoting)")
     if output_key in table.names:
         raise ValueError(f"the table already has a {output_key!r} column; choose an output "
                          f"key it does not use (or {table.names[table.column]!r}, the text "
