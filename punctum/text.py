@@ -824,7 +824,8 @@ _JOINED_EMOTICON = re.compile(
 # selectors and zero-width joiners inside the run; written after the word, as ":)" is
 _EMOJI = "\U0001F000-\U0001FAFF\u2600-\u27BF\u2B50\u2B55\u2B1B\u2B1C"
 _JOINED_EMOJI = re.compile(
-    rf"(?<=[^\W_]|[.!?,])[{_EMOJI}][{_EMOJI}\uFE0F\u200D]*(?=[.,!?;…]*$)")
+    rf"(?<=[^\W_]|[.!?,])[{_EMOJI}][{_EMOJI}\uFE0F\u200D]*(?=[.,!?;…]*[\"'”’»)\]}}]*"
+    rf"[.,!?;…]*$)")
 _OPENING, _CLOSING = "([{", ")]}"
 _MARKS_BEFORE_EMOTICON = ".,!?…"  # "great ?:)": marks of the word before
 _ANY_BRACKET = re.compile(r"[()\[\]{}]")
@@ -964,7 +965,11 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     if joined is not None:  # "tomorrow:)": the word, then the emoticon as written after it
         _parse_piece(piece[:joined.start()], builder, space_before, False)
         builder.add_joined(joined.group())
-        post, mark, _, _ = _trail(piece[joined.end():], lookup)
+        rest = piece[joined.end():]
+        if any(c in lookup["kept"] for c in rest):  # 'thanks👍"': quotes closing after it
+            builder.add_closing(rest, False)
+            return
+        post, mark, _, _ = _trail(rest, lookup)
         builder.add_orphan_marks(NULL, post, mark, True)
         return
     builder.brackets = max(builder.brackets + _bracket_delta(piece), 0)

@@ -692,6 +692,8 @@ def test_emoji_joined_to_a_word_are_written_after_it_not_part_of_it(written, aft
     assert parsed.words[0] == written.split(after)[0].lower()
     assert parsed.edges[0].after == after and render(parsed) == written
     assert parse("so 😀 ok").words == ("so", "😀", "ok")  # one on its own: still a token
+    quoted = parse('"thanks👍" she said')  # before a closing quote too
+    assert quoted.words[0] == "thanks" and render(quoted) == '"thanks👍" she said'
 
 
 @pytest.mark.parametrize("written", ['"...and then', "(--and) then", "¿...qué pasa"])
