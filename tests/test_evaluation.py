@@ -177,6 +177,17 @@ def test_score_utterances_aligns_each_utterance_on_its_own():
         score_utterances(refs, hyps[:2], inventory)
 
 
+def test_a_merged_word_keeps_its_mark_whatever_the_context():
+    from punctum.evaluation import score_utterances
+    from punctum.text import get_inventory
+
+    inventory = get_inventory("en")
+    ref = "We went to New York, it was fun."
+    for hyp in ("we went to newark, it was fun.", "we went to newark, it was funny."):
+        result = score_utterances([ref], [hyp], inventory)  # no shared word / shared words
+        assert result.punct.overall.f1 == pytest.approx(1.0)
+
+
 def test_a_pipe_is_read_once_whole(tmp_path):
     """`--hyp <(cat ref)`: the format guess read the pipe's start, which was then lost."""
     import shutil

@@ -427,10 +427,12 @@ def _longest_increasing(values: list[int]) -> np.ndarray:
 
 
 def _positional(n: int, m: int, i0: int, j0: int) -> tuple[list[int], list[int]]:
-    """Pair the first min(n, m) words as substitutions; the rest are deletions/insertions."""
+    """Pair the last min(n, m) words as substitutions; the first are deletions/insertions.
+    A gap's mark stands after its last word ("new york," against "newark,"), so pairing from
+    the end, as `_backtrace` does among equal alignments, keeps it matched."""
     k = min(n, m)
-    ref = list(range(i0, i0 + n)) + [-1] * (m - k)
-    hyp = list(range(j0, j0 + k)) + [-1] * (n - k) + list(range(j0 + k, j0 + m))
+    ref = list(range(i0, i0 + n - k)) + [-1] * (m - k) + list(range(i0 + n - k, i0 + n))
+    hyp = [-1] * (n - k) + list(range(j0, j0 + m))
     return ref, hyp
 
 
