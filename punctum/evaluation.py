@@ -14,7 +14,7 @@ import contextlib
 import json
 import logging
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +30,16 @@ from punctum.corpora import (
     read_che,
     rereadable,
 )
-from punctum.text import CASES, LOWER, NULL, Inventory, Labelled, get_inventory, parse
+from punctum.text import (
+    CASES,
+    LOWER,
+    NULL,
+    Inventory,
+    Labelled,
+    get_inventory,
+    normalize,
+    parse,
+)
 
 FORMATS = ("che", "text", "tsv", "xml")
 
@@ -322,7 +331,28 @@ def score(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory,
         case = _case_direct(ref, hyp)
         split = _mid_final(ref_post, hyp_post, ref, labels) if mid_final and not ref.che else None
         return Evaluation(punct, case, mid_final=split, counts=counts)
+    if ref.che is not None:  # aligned to text: the reference's words as text reads them
+        ref = replace(ref, labelled=_as_text_words(ref.labelled, inventory))
+        counts["ref_words"] = len(ref.labelled)
     return _score_aligned(ref, hyp, inventory, mid_final, counts)
+
+
+def _as_text_words(labelled: Labelled, inventory: Inventory) -> Labelled:
+    """A Che reference's words as `text.parse` reads the same words written out: tokens
+    without a word ("--") give their mark to the word before (a sentence-final one wins),
+    others are normalised ("Dr." -> "dr", "idea:" -> "idea"), so that a hypothesis that
+    writes the reference exactly scores 100."""
+    words: list[str] = []
+    post: list[str] = []
+    for word, mark in zip(labelled.words, labelled.post):
+        pieces = normalize(word, inventory)
+        if not pieces:
+            if post and mark != NULL and (post[-1] == NULL or mark in inventory.sentence_final):
+                post[-1] = mark
+            continue
+        words.extend(pieces)
+        post.extend([NULL] * (len(pieces) - 1) + [mark])
+    return Labelled(tuple(words), tuple(post), (LOWER,) * len(words))
 
 
 def _scores_case(ref: ScoredFile, hyp: ScoredFile) -> bool:

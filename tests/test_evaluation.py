@@ -105,6 +105,15 @@ def test_compare_bootstrap(tmp_path):
     assert result.bootstrap.p_value == 0.0 and result.bootstrap.delta > 0.9
 
 
+def test_a_text_that_writes_a_che_reference_exactly_scores_100(tmp_path):
+    ref = _write(tmp_path, "ref.che", "we\tO\nmet\tO\ndr.\tO\nlee\tCOMMA\nwho\tO\n"
+                                      "left\tO\n--\tPERIOD\nthat\tO\nwas\tO\nit\tPERIOD\n")
+    hyp = _write(tmp_path, "hyp.txt", "We met Dr. Lee, who left. That was it.\n")
+    result = evaluate_files(ref, hyp, EvalOptions(hyp_format="text"))
+    assert result.punct.overall.f1 == 1.0  # "--" gives its mark to "left", "dr." is "dr"
+    assert result.alignment.n_match == 9 and result.alignment.n_sub == 0
+
+
 def test_cli_tables_json_and_plot(tmp_path, che_ref, capsys):
     assert main(["eval", "--ref", str(che_ref), "--hyp", str(che_ref)]) == 0
     out = capsys.readouterr().out
