@@ -385,8 +385,9 @@ def score_utterances(refs: list[str], hyps: list[str], inventory: Inventory,
     counts = {"ref_words": len(ref.labelled), "hyp_words": len(hyp.labelled)}
     alignment = metrics.align_segments([u.words for u in ref_units],
                                        [u.words for u in hyp_units])
-    chars = [len(" ".join(u.words)) for u in ref_units]
-    cer_edits = sum(metrics.char_error_rate(r.words, h.words) * max(n, 1)
+    separator = _word_separator(inventory)
+    chars = [len(separator.join(u.words)) for u in ref_units]
+    cer_edits = sum(metrics.char_error_rate(r.words, h.words, separator) * max(n, 1)
                     for r, h, n in zip(ref_units, hyp_units, chars))
     return _score_aligned(ref, hyp, inventory, mid_final, counts, alignment,
                           cer=cer_edits / max(sum(chars), 1))
@@ -411,8 +412,14 @@ def _score_aligned(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory, mid_f
         final = np.append(ref.is_final, False)[alignment.ref_index]  # inserted words: mid
         split = metrics.score_mid_final(ref_seq, hyp_seq, final, labels, NULL)
     if cer is None:
-        cer = metrics.char_error_rate(ref.labelled.words, hyp.labelled.words)
+        cer = metrics.char_error_rate(ref.labelled.words, hyp.labelled.words,
+                                      _word_separator(inventory))
     return Evaluation(punct, case, alignment, cer, split, counts=counts)
+
+
+def _word_separator(inventory: Inventory) -> str:
+    """What stands between words in the language's text: a space, or nothing (zh, ja)."""
+    return "" if inventory.word_unit == "char" else " "
 
 
 def compare(ref: ScoredFile, hyp_a: ScoredFile, hyp_b: ScoredFile, inventory: Inventory,

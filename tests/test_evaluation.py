@@ -248,3 +248,10 @@ def test_an_all_lowercase_reference_has_no_casing_table(tmp_path):
     assert evaluate_files(ref, ref, EvalOptions()).case is None
     cased = _write(tmp_path, "cased.txt", "So what do you think. I think so.\n")
     assert evaluate_files(cased, ref, EvalOptions()).case is not None
+
+
+def test_cer_of_a_language_written_without_spaces_counts_no_spaces(tmp_path):
+    ref = _write(tmp_path, "ref.txt", "你好世界。\n")
+    hyp = _write(tmp_path, "hyp.txt", "你好世间。\n")
+    result = evaluate_files(ref, hyp, EvalOptions(language="zh"))
+    assert result.cer == pytest.approx(1 / 4)  # one character of four (was 1 / 7)

@@ -14,8 +14,10 @@ EXACT_CER_CELLS = 250_000_000
 _CER_CONTEXT_WORDS = 2
 
 
-def char_error_rate(ref_words: Sequence[str], hyp_words: Sequence[str]) -> float:
-    """Character edit distance between the words joined by single spaces, / max(N_chars, 1).
+def char_error_rate(ref_words: Sequence[str], hyp_words: Sequence[str],
+                    separator: str = " ") -> float:
+    """Character edit distance between the words joined by `separator` (a space; "" for
+    languages written without spaces, whose texts hold none), / max(N_chars, 1).
 
     Exact when len(ref_text) * len(hyp_text) <= EXACT_CER_CELLS (bit-parallel Levenshtein,
     Myers 1999). Longer documents are first aligned word by word; the character distance is
@@ -33,16 +35,18 @@ def char_error_rate(ref_words: Sequence[str], hyp_words: Sequence[str]) -> float
         CER as a fraction (the number of reference characters includes the spaces).
     """
     ref_ids, hyp_ids = _word_ids(ref_words, hyp_words)
-    ref_text, hyp_text = " ".join(ref_words), " ".join(hyp_words)
+    ref_text, hyp_text = separator.join(ref_words), separator.join(hyp_words)
     if len(ref_text) * len(hyp_text) <= EXACT_CER_CELLS:
         edits = _char_distance(ref_text, hyp_text)
     else:
-        edits = _char_edits_by_window(list(ref_words), list(hyp_words), ref_ids, hyp_ids)
+        edits = _char_edits_by_window(list(ref_words), list(hyp_words), ref_ids, hyp_ids,
+                                      separator)
     return edits / max(len(ref_text), 1)
 
 
 def _char_edits_by_window(
-    ref_words: list[str], hyp_words: list[str], ref_ids: np.ndarray, hyp_ids: np.ndarray
+    ref_words: list[str], hyp_words: list[str], ref_ids: np.ndarray, hyp_ids: np.ndarray,
+    separator: str = " ",
 ) -> int:
     """Sum of character edit distances over windows around the unmatched word stretches.
 
@@ -52,12 +56,12 @@ def _char_edits_by_window(
     ref_index, hyp_index = _align_ids(ref_ids, hyp_ids)
     matched = _match_mask(ref_ids, hyp_ids, ref_index, hyp_index)
     if not matched.any():
-        return _char_distance(" ".join(ref_words), " ".join(hyp_words))
+        return _char_distance(separator.join(ref_words), separator.join(hyp_words))
     edits = 0
     for start, end in _windows(~matched, _CER_CONTEXT_WORDS):
         ref_part = [ref_words[k] for k in ref_index[start:end].tolist() if k >= 0]
         hyp_part = [hyp_words[k] for k in hyp_index[start:end].tolist() if k >= 0]
-        edits += _char_distance(" ".join(ref_part), " ".join(hyp_part))
+        edits += _char_distance(separator.join(ref_part), separator.join(hyp_part))
     return edits
 
 
