@@ -197,7 +197,7 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
         as_json = options.as_json or options.to == "json"
         bom, newline = (False, "\n") if as_json else _text_style(source)
         out.write("\ufeff" if bom else "")
-        lines = _text_lines(source, options, newline == "\r")
+        lines = _text_lines(source, options)
         live = options.line_buffered or options.stream_lookahead is not None
         if not live:  # (a live pipe is not read ahead)
             head = list(itertools.islice(lines, _SAMPLE_LINES))
@@ -336,16 +336,14 @@ def _restore_table(punctuator, source: Source, out: TextIO, options: FileOptions
         out.write(piece)
 
 
-def _text_lines(source: Source, options: FileOptions, cr_lines: bool = False) -> Iterable[str]:
-    """The lines of a text source; `cr_lines`: a file whose lines end in a carriage return
-    alone (old Macs), cut there (a stray one inside a line of another file stays)."""
+def _text_lines(source: Source, options: FileOptions) -> Iterable[str]:
+    """The lines of a text source (a file of carriage returns alone is cut at each one:
+    `corpora.decode_lines`)."""
     from punctum.corpora import iter_lines
 
-    lines = source.lines if source.lines is not None else \
-        iter_lines(source.name, keep_blank=True, errors=options.errors)
-    if not cr_lines:
-        return lines
-    return (piece for line in lines for piece in line.split("\r"))
+    if source.lines is not None:
+        return source.lines
+    return iter_lines(source.name, keep_blank=True, errors=options.errors)
 
 
 def _restore_lines(punctuator, lines: Iterable[str], options: RestoreOptions,

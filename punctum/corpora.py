@@ -128,11 +128,24 @@ def decode_lines(handle, name: str, errors: str = "strict",
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
     try:
-        for line_no, raw in enumerate(handle, start=1):
+        for line_no, raw in _numbered_lines(handle):
             text = _decode(raw, name, line_no, errors)
             yield line_no, text if keep_ends else text.rstrip("\r\n")
     except (gzip.BadGzipFile, EOFError, zlib.error) as error:
         raise ValueError(f"{name}: cannot be read as gzip ({error})") from None
+
+
+def _numbered_lines(handle) -> Iterator[tuple[int, bytes]]:
+    """(line number, raw line) of a binary line iterator; input with carriage returns and no
+    line feed at all (old Macs: its first "line" is all of it) is cut at each CR."""
+    for line_no, raw in enumerate(handle, start=1):
+        if line_no == 1 and not raw.endswith(b"\n") and b"\r" in raw:
+            pieces = raw.split(b"\r")
+            ended = [piece + b"\r" for piece in pieces[:-1]] + ([pieces[-1]] if pieces[-1]
+                                                                else [])
+            yield from enumerate(ended, start=1)
+            return
+        yield line_no, raw
 
 
 def _decode(raw: bytes, name: str, line_no: int, errors: str = "strict") -> str:

@@ -142,3 +142,14 @@ def test_head_texts_leave_out_the_validation_documents(tmp_path):
     assert 0 < len(held) < 150 and len(texts) == 150 - len(held)
     assert not {f"document {i}." for i in held} & set(texts)
     assert head_texts([{"path": str(path)}], 150) == [f"document {i}." for i in range(150)]
+
+
+def test_carriage_returns_alone_end_lines_and_stray_ones_stay(tmp_path):
+    from punctum.corpora import iter_lines
+
+    mac = tmp_path / "mac.txt"
+    mac.write_bytes(b"one two\rthree\r\rfour\r")
+    assert list(iter_lines(mac, keep_blank=True)) == ["one two", "three", "", "four"]
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_bytes(b"one\rtwo\nthree\n")  # a line feed somewhere: a stray CR stays
+    assert list(iter_lines(mixed)) == ["one\rtwo", "three"]
