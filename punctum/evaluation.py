@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -166,7 +167,7 @@ def _load_scored(path: str | Path, fmt: str, language: str | Inventory,
         units = list(iter_xml_segments(path))
     else:
         units = list(iter_lines(path))
-    return _join_units([parse(u, language) for u in units])
+    return _join_units([_parsed(u, language) for u in units])
 
 
 def load_tsv_by_id(path: str | Path, ids: list[str], language: str | Inventory = "en",
@@ -193,13 +194,19 @@ def load_tsv_by_id(path: str | Path, ids: list[str], language: str | Inventory =
         logging.getLogger(__name__).warning(
             "%s: no row for %d of the reference's %d utterance ids (first: %r); their words "
             "are scored as deleted", name or path, len(missing), len(ids), missing[0])
-    return _join_units([parse(by_id.get(i, ""), language) for i in ids])
+    return _join_units([_parsed(by_id.get(i, ""), language) for i in ids])
 
 
 def join_texts(texts: list[str], language: str | Inventory = "en") -> ScoredFile:
     """Texts (utterances) parsed and joined into one ScoredFile; each text's last word is
     utterance-final."""
-    return _join_units([parse(text, language) for text in texts])
+    return _join_units([_parsed(text, language) for text in texts])
+
+
+def _parsed(text: str, language: str | Inventory) -> Labelled:
+    """`text.parse` of a scored text in Unicode's composed form (NFC): "é" typed as e and
+    a combining accent is the same word as "é" typed as one character."""
+    return parse(unicodedata.normalize("NFC", text), language)
 
 
 def _join_units(units: list[Labelled]) -> ScoredFile:
@@ -345,7 +352,7 @@ def _as_text_words(labelled: Labelled, inventory: Inventory) -> Labelled:
     words: list[str] = []
     post: list[str] = []
     for word, mark in zip(labelled.words, labelled.post):
-        pieces = normalize(word, inventory)
+        pieces = normalize(unicodedata.normalize("NFC", word), inventory)
         if not pieces:
             if post and mark != NULL and (post[-1] == NULL or mark in inventory.sentence_final):
                 post[-1] = mark
@@ -379,8 +386,8 @@ def score_utterances(refs: list[str], hyps: list[str], inventory: Inventory,
     WER and CER are totals over the utterances; each reference's last word is final."""
     if len(refs) != len(hyps):
         raise ValueError(f"{len(refs)} references but {len(hyps)} hypotheses")
-    ref_units = [parse(text, inventory) for text in refs]
-    hyp_units = [parse(text, inventory) for text in hyps]
+    ref_units = [_parsed(text, inventory) for text in refs]
+    hyp_units = [_parsed(text, inventory) for text in hyps]
     ref, hyp = _join_units(ref_units), _join_units(hyp_units)
     counts = {"ref_words": len(ref.labelled), "hyp_words": len(hyp.labelled)}
     alignment = metrics.align_segments([u.words for u in ref_units],

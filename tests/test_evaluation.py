@@ -255,3 +255,13 @@ def test_cer_of_a_language_written_without_spaces_counts_no_spaces(tmp_path):
     hyp = _write(tmp_path, "hyp.txt", "你好世间。\n")
     result = evaluate_files(ref, hyp, EvalOptions(language="zh"))
     assert result.cer == pytest.approx(1 / 4)  # one character of four (was 1 / 7)
+
+
+def test_composed_and_decomposed_accents_are_the_same_words(tmp_path):
+    import unicodedata
+
+    text = "Le café est fermé. Où est René?\n"
+    ref = _write(tmp_path, "nfc.txt", unicodedata.normalize("NFC", text))
+    hyp = _write(tmp_path, "nfd.txt", unicodedata.normalize("NFD", text))
+    result = evaluate_files(ref, hyp, EvalOptions())
+    assert result.alignment is None and result.punct.overall.f1 == 1.0
