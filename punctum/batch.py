@@ -767,18 +767,22 @@ def _run_here(tasks, options: BatchOptions, model: str, bar) -> list[FileResult]
 
 def _run_pool(tasks, options: BatchOptions, model: str, bar) -> list[FileResult]:
     """Worker processes over the tasks. A file that kills its worker (a crash, the OOM
-    killer) breaks the pool for every file in flight: those are retried one by one, each in
-    a fresh one-worker pool, so that only the file that kills again is reported."""
+    killer) breaks the pool for every file not done: those go on in a new pool, and the
+    ones that break that too are retried one by one, each in a fresh one-worker pool, so
+    that only the file that kills again is reported."""
     from concurrent.futures.process import BrokenProcessPool
 
-    results, broken = [], []
-    for task, outcome in _pool_results(tasks, options, model, min(options.jobs, len(tasks))):
-        if isinstance(outcome, BrokenProcessPool):
-            broken.append(task)
-            continue
-        results.append(_as_result(task, outcome))
-        bar.update()
-    for task in broken:
+    results, broken, done_before = [], list(tasks), -1
+    while broken and len(results) > done_before:  # a broken pool's files go on in a new one
+        pending, broken, done_before = broken, [], len(results)
+        for task, outcome in _pool_results(pending, options, model,
+                                           min(options.jobs, len(pending))):
+            if isinstance(outcome, BrokenProcessPool):
+                broken.append(task)
+                continue
+            results.append(_as_result(task, outcome))
+            bar.update()
+    for task in broken:  # a pool that did none: one by one, so only the file that kills is lost
         [(_, outcome)] = _pool_results([task], options, model, 1)
         results.append(_as_result(task, outcome))
         bar.update()
@@ -801,6 +805,7 @@ def _pool_results(tasks, options: BatchOptions, model: str, workers: int):
         max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
         initializer=_init_worker,
         initargs=(model, options.worker_threads, options.file, options.post_bias))
+    futures: dict = {}
     try:
         futures = {executor.submit(_work, task): task for task in tasks}
         for future in as_completed(futures):
@@ -808,10 +813,25 @@ def _pool_results(tasks, options: BatchOptions, model: str, workers: int):
                 yield futures[future], future.result()
             except Exception as error:  # the worker process died (killed, out of memory)
                 yield futures[future], error
-    except BaseException:
-        executor.shutdown(wait=False, cancel_futures=True)
+    except BaseException:  # Ctrl-C: no new file starts; those being written are finished
+        _stop_pool(executor, futures)
         raise
     executor.shutdown()
+
+
+def _stop_pool(executor, futures) -> None:
+    """Cancel the files not started and wait for those in flight (their workers ignore
+    Ctrl-C and write atomically); a second Ctrl-C while waiting ends the workers at once
+    (a file being written then leaves only its hidden temporary file)."""
+    for future in futures:
+        future.cancel()
+    try:
+        executor.shutdown(wait=True, cancel_futures=True)
+    except BaseException:
+        for process in list((getattr(executor, "_processes", None) or {}).values()):
+            process.terminate()
+        executor.shutdown(wait=False, cancel_futures=True)
+        raise
 
 
 class FileWorker:

@@ -338,34 +338,69 @@ def test_ray_parquet_restores_a_column(local_ray, tmp_path, capsys):
 
 
 def test_a_file_that_kills_its_worker_fails_alone(monkeypatch):
-    """A dead worker breaks every file in flight; those are retried one by one and only the
-    file that kills its worker again is reported."""
+    """A dead worker breaks every file not done; those go on in a new pool, the ones that
+    break it too are retried one by one, and only the file that kills its worker again is
+    reported."""
     from concurrent.futures.process import BrokenProcessPool
     from types import SimpleNamespace
 
     from punctum import batch
 
-    tasks = [batch.FileTask(f"in/{n}.txt", f"out/{n}.txt") for n in "abcd"]
+    tasks = [batch.FileTask(f"in/{n}.txt", f"out/{n}.txt") for n in "abcdef"]
     calls = []
 
     def fake_pool_results(pending, options, model, workers):
-        calls.append([t.source for t in pending])
+        calls.append([t.source[3] for t in pending])
+        broken = False  # c kills its worker: the pool breaks for it and every file after
         for task in pending:
-            if len(pending) > 1 and task.source != "in/a.txt":
-                yield task, BrokenProcessPool("a child process terminated abruptly")
-            elif task.source == "in/c.txt":
-                yield task, BrokenProcessPool("a child process terminated abruptly")
-            else:
-                yield task, batch.FileResult(task.source, task.target)
+            broken = broken or task.source == "in/c.txt"
+            yield task, (BrokenProcessPool("a child process terminated abruptly") if broken
+                         else batch.FileResult(task.source, task.target))
 
     monkeypatch.setattr(batch, "_pool_results", fake_pool_results)
     bar = SimpleNamespace(update=lambda: None)
     results = batch._run_pool(tasks, SimpleNamespace(jobs=2), "m", bar)
-    assert calls == [["in/a.txt", "in/b.txt", "in/c.txt", "in/d.txt"], ["in/b.txt"],
-                     ["in/c.txt"], ["in/d.txt"]]
+    assert calls == [list("abcdef"), list("cdef"), ["c"], ["d"], ["e"], ["f"]]
     failed = {r.source: r.error for r in results if not r.ok}
     assert list(failed) == ["in/c.txt"] and "worker process failed" in failed["in/c.txt"]
     assert sorted(r.source for r in results) == [t.source for t in tasks]
+
+
+def test_ctrl_c_cancels_the_files_not_started_and_a_second_ends_the_workers():
+    from punctum import batch
+
+    class Future:
+        def __init__(self):
+            self.cancelled = False
+
+        def cancel(self):
+            self.cancelled = True
+
+    class Process:
+        terminated = False
+
+        def terminate(self):
+            self.terminated = True
+
+    class Executor:
+        def __init__(self, interrupted_again):
+            self.interrupted_again, self.calls = interrupted_again, []
+            self._processes = {1: Process(), 2: Process()}
+
+        def shutdown(self, wait=True, cancel_futures=False):
+            self.calls.append(wait)
+            if wait and self.interrupted_again:
+                raise KeyboardInterrupt
+
+    futures = [Future(), Future()]
+    patient = Executor(interrupted_again=False)
+    batch._stop_pool(patient, futures)  # the files in flight are waited for
+    assert all(f.cancelled for f in futures) and patient.calls == [True]
+    assert not any(p.terminated for p in patient._processes.values())
+    hasty = Executor(interrupted_again=True)
+    with pytest.raises(KeyboardInterrupt):
+        batch._stop_pool(hasty, futures)
+    assert hasty.calls == [True, False] and all(p.terminated for p in hasty._processes.values())
 
 
 def test_ray_dispatch_retires_a_dead_actor_and_retries_its_file():
