@@ -245,7 +245,6 @@ def _add_restore_options(parser) -> None:
 
 
 def _run_restore(args) -> int:
-    from punctum.batch import restore_source, restore_to_path
     from punctum.formats import KEYED
     from punctum.runtime import Punctuator
 
@@ -284,12 +283,36 @@ def _run_restore(args) -> int:
                              f"(or - for standard output)")
         make_folder(args.output, args.output)
     punctuator = Punctuator.load(args.model, threads=args.threads, post_bias=_post_bias(args))
+    if len(sources) == 1:
+        _restore_one(punctuator, sources[0], targets[0], options)
+        return 0
+    failed = []  # several files: one that cannot be read does not stop the others
     for source, target in zip(sources, targets):
-        if target is None:
-            restore_source(punctuator, source, sys.stdout, options)
-        else:
-            restore_to_path(punctuator, source, target, options)
+        try:
+            _restore_one(punctuator, source, target, options)
+        except (ValueError, FileNotFoundError, UnicodeError, OSError) as error:
+            if isinstance(error, BrokenPipeError):
+                raise
+            failed.append(source.name)
+            hint = "; --errors replace substitutes the bad bytes" \
+                if isinstance(error, NotUtf8Error) else ""
+            print(f"punctum restore: error: {printable(_os_message(error))}{hint}",
+                  file=sys.stderr)
+    if failed:
+        print(f"punctum restore: {len(failed)} of {len(sources)} files failed: "
+              f"{', '.join(printable(name) for name in failed)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _restore_one(punctuator, source, target, options) -> None:
+    """One input to stdout (target None) or into its file."""
+    from punctum.batch import restore_source, restore_to_path
+
+    if target is None:
+        restore_source(punctuator, source, sys.stdout, options)
+    else:
+        restore_to_path(punctuator, source, target, options)
 
 
 def _run_restore_folder(args) -> int:

@@ -439,3 +439,16 @@ def test_a_named_pipe_is_read_once_as_text(tiny_artifact, tmp_path, capsys):
     writer.join()
     lines = out.splitlines()
     assert code == 0 and len(lines) == 2 and normalize(lines[0]) == ["we", "see", "a", "boat"]
+
+
+def test_one_unreadable_file_among_several_does_not_stop_the_others(tiny_artifact, tmp_path,
+                                                                      capsys):
+    good, bad, other = (tmp_path / name for name in ("a.txt", "b.txt", "c.txt"))
+    good.write_text(SAMPLE + "\n", encoding="utf-8")
+    bad.write_bytes(b"caf\xe9 ok\n")  # Latin-1
+    other.write_text("we see a boat\n", encoding="utf-8")
+    out = tmp_path / "out"
+    code, _, err = _restore(["-i", str(good), "-i", str(bad), "-i", str(other), "-o",
+                             f"{out}/"], tiny_artifact, capsys)
+    assert code == 1 and sorted(p.name for p in out.iterdir()) == ["a.txt", "c.txt"]
+    assert "b.txt:1: not valid UTF-8" in err and "1 of 3 files failed" in err
