@@ -253,10 +253,14 @@ class ColumnRestorer:
 
     def _restore(self, texts: list[str | None]) -> list[str | None]:
         """Each text restored line by line (its newlines kept, as `punctum restore` keeps
-        a file's lines), all lines of the batch in one call; None stays None."""
+        a file's lines, speaker labels and sound descriptions kept out of the model as
+        there: `formats.restore_lines`), all lines of the batch in one call; None stays
+        None."""
+        from punctum import formats
+
         lines = [[] if t is None else t.split("\n") for t in texts]
         flat = [line.rstrip("\r") for group in lines for line in group]
-        restored = iter(self.punctuator.restore_batch(flat, self.options.restore))
+        restored = iter(formats.restore_lines(self.punctuator, flat, self.options.restore))
         out = []
         for text, group in zip(texts, lines):
             out.append(None if text is None else "\n".join(

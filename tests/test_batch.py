@@ -1,6 +1,7 @@
 """Folder jobs: `punctum restore --input-dir` (resumable, atomic, failures listed) and
 `punctum batch` on Ray (files and Parquet)."""
 
+import dataclasses
 import gzip
 import json
 import os
@@ -460,3 +461,20 @@ def test_a_named_pipe_in_the_input_folder_is_skipped(tmp_path, capsys):
     code, err = _restore_dir(capsys, root, tmp_path / "out")
     assert code == 0 and "restored 1 file" in err
     assert sorted(_outputs(tmp_path / "out")) == ["good.txt"]
+
+
+def test_parquet_cells_keep_speaker_labels_as_file_lines_do(tiny_artifact, tmp_path):
+    pytest.importorskip("pyarrow")
+    from punctum.batch_ray import ColumnRestorer, ParquetOptions
+    from punctum.runtime import RestoreOptions
+
+    options = ParquetOptions(input=str(tmp_path), output_dir=str(tmp_path / "out"))
+    restorer = ColumnRestorer(str(tiny_artifact), 1, options)
+    cell = "agent: we see a boat\ncustomer: so what [laughs]"
+    [restored, empty] = restorer._restore([cell, None])
+    lines = restored.split("\n")
+    assert lines[0].startswith("agent: ") and lines[1].startswith("customer: ")
+    assert lines[1].endswith("[laughs]") and empty is None
+    plain = ColumnRestorer(str(tiny_artifact), 1, dataclasses.replace(
+        options, restore=RestoreOptions(annotations=False)))._restore([cell])[0]
+    assert not plain.startswith("agent: ")  # read as words when asked
