@@ -281,6 +281,10 @@ def run_parquet(options: ParquetOptions, ray_options: RayOptions,
     if "://" not in options.input and not os.path.exists(options.input):
         raise FileNotFoundError(f"{options.input}: no such file or folder")
     _check_parquet_output(options.output_dir)
+    rows = _local_parquet_rows(options.input) if "://" not in options.input else None
+    if rows is not None and not rows[1]:  # no rows: Ray would write nothing at all
+        _write_empty(options, rows[0])
+        return ParquetReport(options.output_dir, options.output_column)
     model = resolve_model(options.model, options.post_bias)
     from punctum.runtime import Punctuator
 
@@ -297,6 +301,40 @@ def run_parquet(options: ParquetOptions, ray_options: RayOptions,
             num_cpus=_actor_cpus(ray, n_actors))
         restored.write_parquet(options.output_dir)
     return ParquetReport(options.output_dir, options.output_column)
+
+
+def _local_parquet_rows(path: str):
+    """(the schema, the number of rows) of a local Parquet file or folder, read from the
+    files' footers; ValueError naming a file that is not Parquet (Ray's error names none)."""
+    import pyarrow.parquet as pq
+
+    files = [path] if os.path.isfile(path) else sorted(
+        os.path.join(folder, name) for folder, _, names in os.walk(path) for name in names
+        if not name.startswith((".", "_")))
+    schema, rows = None, 0
+    for name in files:
+        try:
+            metadata = pq.ParquetFile(name).metadata
+        except Exception as error:  # noqa: BLE001 (pyarrow's errors: ArrowInvalid, OSError)
+            raise ValueError(f"{name}: not a readable Parquet file "
+                             f"({' '.join(str(error).split())[:200]})") from None
+        schema = schema or metadata.schema.to_arrow_schema()
+        rows += metadata.num_rows
+    return schema, rows
+
+
+def _write_empty(options: ParquetOptions, schema) -> None:
+    """An input without rows gives an output file without rows, with the output column."""
+    import pyarrow
+    import pyarrow.parquet as pq
+
+    if schema is None:
+        raise ValueError(f"{options.input}: no Parquet files to read")
+    _check_column(schema, options.column, options.input, options.output_column)
+    if options.output_column not in schema.names:
+        schema = schema.append(pyarrow.field(options.output_column, pyarrow.string()))
+    os.makedirs(options.output_dir, exist_ok=True)
+    pq.write_table(schema.empty_table(), os.path.join(options.output_dir, "part-0.parquet"))
 
 
 def _check_parquet_output(output_dir: str) -> None:

@@ -478,3 +478,22 @@ def test_parquet_cells_keep_speaker_labels_as_file_lines_do(tiny_artifact, tmp_p
     plain = ColumnRestorer(str(tiny_artifact), 1, dataclasses.replace(
         options, restore=RestoreOptions(annotations=False)))._restore([cell])[0]
     assert not plain.startswith("agent: ")  # read as words when asked
+
+
+def test_parquet_input_that_is_not_parquet_is_named_and_an_empty_one_is_written(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from punctum.batch_ray import ParquetOptions, RayOptions, run_parquet
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    pq.write_table(pa.table({"text": ["so what"]}), folder / "a.parquet")
+    (folder / "b.parquet").write_text("garbage", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"b.parquet: not a readable Parquet file"):
+        run_parquet(ParquetOptions(str(folder), str(tmp_path / "out")), RayOptions())
+    empty = tmp_path / "empty.parquet"
+    pq.write_table(pa.table({"text": pa.array([], pa.string())}), empty)
+    run_parquet(ParquetOptions(str(empty), str(tmp_path / "out2")), RayOptions())
+    written = pq.read_table(tmp_path / "out2" / "part-0.parquet")
+    assert written.num_rows == 0 and written.schema.names == ["text", "restored"]
