@@ -584,15 +584,18 @@ def _check_target_outside(target: str, input_dir: str) -> None:
 
 
 def list_inputs(folder: str, unreadable: list[OSError] | None = None) -> list[str]:
-    """Relative paths of the regular files under `folder` (or links to them), sorted;
+    """Relative paths of the regular files under `folder` (or links to them, and in linked
+    folders, each folder read once however many links lead to it), sorted;
     hidden files and folders, temporary files (editor backups, partial downloads) and
     pipes or devices are left out. Subfolders that
     cannot be read are appended to `unreadable` (when given) instead of being skipped
     without a word."""
     found = []
+    seen = {os.path.realpath(folder)}  # linked subfolders are followed, each folder once
     for root, dirs, files in os.walk(folder, onerror=None if unreadable is None
-                                     else unreadable.append):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                                     else unreadable.append, followlinks=True):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".")
+                         and _first_visit(os.path.join(root, d), seen))
         for name in sorted(files):
             path = os.path.join(root, name)
             if name.startswith(".") or _TEMPORARY.search(name):
@@ -602,6 +605,16 @@ def list_inputs(folder: str, unreadable: list[OSError] | None = None) -> list[st
                 continue
             found.append(os.path.relpath(path, folder))
     return sorted(found)
+
+
+def _first_visit(folder: str, seen: set[str]) -> bool:
+    """Whether `folder` (resolved through links) is read for the first time (a link back up
+    the tree would be read for ever)."""
+    real = os.path.realpath(folder)
+    if real in seen:
+        return False
+    seen.add(real)
+    return True
 
 
 def _plan_file(source: str, relative: str, options: BatchOptions) -> FileTask:

@@ -497,3 +497,21 @@ def test_parquet_input_that_is_not_parquet_is_named_and_an_empty_one_is_written(
     run_parquet(ParquetOptions(str(empty), str(tmp_path / "out2")), RayOptions())
     written = pq.read_table(tmp_path / "out2" / "part-0.parquet")
     assert written.num_rows == 0 and written.schema.names == ["text", "restored"]
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symbolic links here")
+def test_linked_folders_are_read_once_and_a_loop_ends(tmp_path):
+    from punctum.batch import list_inputs
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "g.txt").write_text("so what\n", encoding="utf-8")
+    root = tmp_path / "in"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.txt").write_text("we see\n", encoding="utf-8")
+    os.symlink(outside, root / "linked")
+    os.symlink(outside, root / "again")  # the same folder twice: read once
+    os.symlink(root, root / "sub" / "up")  # a loop
+    found = list_inputs(str(root))
+    assert "a.txt" in found and sum(p.endswith("g.txt") for p in found) == 1
+    assert len(found) == 2
