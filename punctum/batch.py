@@ -175,7 +175,7 @@ def output_name(name: str, input_format: str, output_format: str,
                 json_lines: bool = False) -> str:
     """The output file name of an input: .gz dropped, extension changed with the format
     (`json_lines`: text restored as JSON lines, --json, is .jsonl)."""
-    base = name.removesuffix(".gz")
+    base = name[:-3] if name.lower().endswith(".gz") else name  # (a.txt.GZ too)
     if json_lines:
         return os.path.splitext(base)[0] + ".jsonl"
     if output_format == input_format:

@@ -273,7 +273,7 @@ def _run_restore(args) -> int:
         files = [s.name for s in sources if s.lines is None]
         _check_outputs_are_not_inputs(targets, files)
         for target, source in zip(targets, sources):  # talk.srt beside talk.srt.gz
-            if target is not None and source.name.endswith(".gz") and os.path.exists(
+            if target is not None and source.name.lower().endswith(".gz") and os.path.exists(
                     target) and os.path.realpath(target) == os.path.realpath(source.name[:-3]):
                 raise ValueError(f"{target}: exists beside the input {source.name}; the "
                                  f"output would replace it (name -o a file)")
@@ -515,7 +515,7 @@ def _check_output_suffix(target: str | None, output_format: str, name: str) -> N
     out.vtt, JSON in out.srt could not be read back as their names say)."""
     if target is None or standard_stream(target) is not None:
         return
-    suffix = os.path.splitext(target.removesuffix(".gz"))[1].lower()
+    suffix = os.path.splitext(target.lower().removesuffix(".gz"))[1]
     named = {".srt": "srt", ".vtt": "vtt"}.get(suffix)
     if named is not None and named != output_format:
         raise ValueError(f"{target}: the output of {name} is {output_format}, not {named}; "

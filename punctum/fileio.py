@@ -68,7 +68,7 @@ def atomic_writer(target: str | Path, binary: bool = False,
     """
     target = os.path.realpath(target)  # a symbolic link keeps pointing at the new file
     make_folder(os.path.dirname(target), target)
-    compress = target.endswith(".gz") if compress is None else compress
+    compress = target.lower().endswith(".gz") if compress is None else compress
     temp = temporary_name(target)
     try:
         # os.open with 0o666 gives the file the umask's permissions (mkstemp would give 0o600)

@@ -58,3 +58,14 @@ def test_a_file_in_the_folder_path_is_named(tmp_path):
     with pytest.raises(NotADirectoryError, match=r"a.txt is a file, not a folder"):
         with atomic_writer(tmp_path / "a.txt" / "deeper" / "out.txt") as handle:
             handle.write("x")
+
+
+def test_an_upper_case_gz_name_is_gzipped_too(tmp_path):
+    import gzip
+
+    from punctum.batch import output_name
+
+    with atomic_writer(tmp_path / "out.TXT.GZ") as handle:
+        handle.write("so what\n")
+    assert gzip.decompress((tmp_path / "out.TXT.GZ").read_bytes()) == b"so what\n"
+    assert output_name("a.txt.GZ", "text", "text") == "a.txt"
