@@ -269,12 +269,24 @@ def _text_style(source: Source) -> tuple[bool, str]:
 
     try:
         with open_binary(source.name) as handle:
-            first = handle.readline(1 << 20)
+            return _first_line_style(handle)
     except (OSError, EOFError, zlib.error):  # reading the lines reports it, naming the file
         return False, "\n"
-    ending = "\r\n" if first.endswith(b"\r\n") else \
-        "\r" if b"\r" in first and not first.endswith(b"\n") else "\n"  # CR alone: old Macs
-    return first.startswith(b"\xef\xbb\xbf"), ending
+
+
+def _first_line_style(handle) -> tuple[bool, str]:
+    """(byte-order mark, the first line's ending) of a binary file, read a megabyte at a
+    time up to its first line feed (CR: none in the whole file, as `corpora.decode_lines`
+    then cuts lines at carriage returns)."""
+    first = handle.read(1 << 20)
+    bom, before, chunk = first.startswith(b"\xef\xbb\xbf"), b"", first
+    while chunk:
+        at = chunk.find(b"\n")
+        if at >= 0:
+            previous = chunk[at - 1:at] if at else before
+            return bom, "\r\n" if previous == b"\r" else "\n"
+        before, chunk = chunk[-1:], handle.read(1 << 20)
+    return bom, "\r" if b"\r" in first else "\n"
 
 
 # An input reads as punctuated already when this share of its first words end in a mark
@@ -555,7 +567,7 @@ def plan_batch(options: BatchOptions) -> BatchPlan:
     _check_folders(options.input_dir, options.output_dir)
     tasks, skipped, failed = [], [], []
     unreadable: list[OSError] = []
-    for relative in list_inputs(options.input_dir, unreadable):
+    for relative in list_inputs(options.input_dir, unreadable, options.output_dir):
         source = os.path.join(options.input_dir, relative)
         try:
             task = _plan_file(source, relative, options)
@@ -583,19 +595,22 @@ def _check_target_outside(target: str, input_dir: str) -> None:
                          f"({os.path.realpath(target)}); not written")
 
 
-def list_inputs(folder: str, unreadable: list[OSError] | None = None) -> list[str]:
+def list_inputs(folder: str, unreadable: list[OSError] | None = None,
+                output_dir: str | None = None) -> list[str]:
     """Relative paths of the regular files under `folder` (or links to them, and in linked
     folders, each folder read once however many links lead to it), sorted;
     hidden files and folders, temporary files (editor backups, partial downloads) and
-    pipes or devices are left out. Subfolders that
+    pipes or devices are left out, as is a linked folder in or under `output_dir` (its
+    outputs would be read as inputs, or an input written over). Subfolders that
     cannot be read are appended to `unreadable` (when given) instead of being skipped
     without a word."""
     found = []
     seen = {os.path.realpath(folder)}  # linked subfolders are followed, each folder once
+    output = os.path.realpath(output_dir) if output_dir else None
     for root, dirs, files in os.walk(folder, onerror=None if unreadable is None
                                      else unreadable.append, followlinks=True):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".")
-                         and _first_visit(os.path.join(root, d), seen))
+                         and _first_visit(os.path.join(root, d), seen, output))
         for name in sorted(files):
             path = os.path.join(root, name)
             if name.startswith(".") or _TEMPORARY.search(name):
@@ -607,11 +622,11 @@ def list_inputs(folder: str, unreadable: list[OSError] | None = None) -> list[st
     return sorted(found)
 
 
-def _first_visit(folder: str, seen: set[str]) -> bool:
+def _first_visit(folder: str, seen: set[str], output: str | None = None) -> bool:
     """Whether `folder` (resolved through links) is read for the first time (a link back up
-    the tree would be read for ever)."""
+    the tree would be read for ever) and is not the output folder or in it."""
     real = os.path.realpath(folder)
-    if real in seen:
+    if real in seen or (output and (real == output or real.startswith(output + os.sep))):
         return False
     seen.add(real)
     return True
@@ -785,9 +800,12 @@ def _run_pool(tasks, options: BatchOptions, model: str, bar) -> list[FileResult]
     that only the file that kills again is reported."""
     from concurrent.futures.process import BrokenProcessPool
 
-    results, broken, done_before = [], list(tasks), -1
-    while broken and len(results) > done_before:  # a broken pool's files go on in a new one
-        pending, broken, done_before = broken, [], len(results)
+    results, broken, done_before, rounds = [], list(tasks), 0, 0
+    while broken and (rounds < 2 or len(results) > done_before):  # a broken pool's files
+        pending, broken, done_before = broken, [], len(results)  # go on in a new one
+        rounds += 1
+        if rounds > 1:  # (what the dead workers were writing)
+            _remove_temporaries(pending)
         for task, outcome in _pool_results(pending, options, model,
                                            min(options.jobs, len(pending))):
             if isinstance(outcome, BrokenProcessPool):
@@ -795,11 +813,22 @@ def _run_pool(tasks, options: BatchOptions, model: str, bar) -> list[FileResult]
                 continue
             results.append(_as_result(task, outcome))
             bar.update()
+    _remove_temporaries(broken)
     for task in broken:  # a pool that did none: one by one, so only the file that kills is lost
         [(_, outcome)] = _pool_results([task], options, model, 1)
         results.append(_as_result(task, outcome))
         bar.update()
     return results
+
+
+def _remove_temporaries(tasks) -> None:
+    """Remove the hidden temporary files that workers killed while writing these tasks'
+    targets left behind."""
+    from punctum.fileio import remove_stale
+
+    for task in tasks:
+        if os.path.isdir(os.path.dirname(os.path.realpath(task.target))):
+            remove_stale(task.target)
 
 
 def _as_result(task: FileTask, outcome) -> FileResult:
@@ -814,10 +843,11 @@ def _pool_results(tasks, options: BatchOptions, model: str, workers: int):
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     # spawn: workers start clean instead of inheriting this process's threads (tqdm's).
+    context = multiprocessing.get_context("spawn")
+    stop = context.Event()
     executor = ProcessPoolExecutor(
-        max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-        initializer=_init_worker,
-        initargs=(model, options.worker_threads, options.file, options.post_bias))
+        max_workers=workers, mp_context=context, initializer=_init_worker,
+        initargs=(model, options.worker_threads, options.file, options.post_bias, stop))
     futures: dict = {}
     try:
         futures = {executor.submit(_work, task): task for task in tasks}
@@ -827,6 +857,7 @@ def _pool_results(tasks, options: BatchOptions, model: str, workers: int):
             except Exception as error:  # the worker process died (killed, out of memory)
                 yield futures[future], error
     except BaseException:  # Ctrl-C: no new file starts; those being written are finished
+        stop.set()
         _stop_pool(executor, futures)
         raise
     executor.shutdown()
@@ -870,17 +901,22 @@ class FileWorker:
         return restore_task(self.punctuator, task, self.options)
 
 
-# The FileWorker of a pool process, made by the pool's initializer (one model per process).
-_worker: dict[str, FileWorker] = {}
+# The FileWorker of a pool process, made by the pool's initializer (one model per process),
+# and the event the parent sets on Ctrl-C: queued files then start no more.
+_worker: dict = {}
 
 
 def _init_worker(model: str, threads: int, options: FileOptions,
-                 post_bias: Mapping[str, float] | None) -> None:
+                 post_bias: Mapping[str, float] | None, stop=None) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is handled by the parent
     _worker["file"] = FileWorker(model, threads, options, post_bias)
+    _worker["stop"] = stop
 
 
 def _work(task: FileTask) -> FileResult:
+    stop = _worker.get("stop")
+    if stop is not None and stop.is_set():  # interrupted: a queued file is not started
+        return FileResult(task.source, task.target, "interrupted")
     return _worker["file"].restore(task)

@@ -305,12 +305,13 @@ def run_parquet(options: ParquetOptions, ray_options: RayOptions,
 
 def _local_parquet_rows(path: str):
     """(the schema, the number of rows) of a local Parquet file or folder, read from the
-    files' footers; ValueError naming a file that is not Parquet (Ray's error names none)."""
+    files' footers (the *.parquet files of a folder, as Ray reads them); ValueError naming a
+    file that is not Parquet (Ray's error names none)."""
     import pyarrow.parquet as pq
 
     files = [path] if os.path.isfile(path) else sorted(
         os.path.join(folder, name) for folder, _, names in os.walk(path) for name in names
-        if not name.startswith((".", "_")))
+        if not name.startswith((".", "_")) and name.lower().endswith(".parquet"))
     schema, rows = None, 0
     for name in files:
         try:

@@ -339,19 +339,21 @@ def score(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory,
         split = _mid_final(ref_post, hyp_post, ref, labels) if mid_final and not ref.che else None
         return Evaluation(punct, case, mid_final=split, counts=counts)
     if ref.che is not None:  # aligned to text: the reference's words as text reads them
-        ref = replace(ref, labelled=_as_text_words(ref.labelled, inventory))
+        ref = replace(ref, labelled=_as_text_words(ref.labelled, inventory)[0])
         counts["ref_words"] = len(ref.labelled)
     return _score_aligned(ref, hyp, inventory, mid_final, counts)
 
 
-def _as_text_words(labelled: Labelled, inventory: Inventory) -> Labelled:
+def _as_text_words(labelled: Labelled, inventory: Inventory) -> tuple[Labelled, np.ndarray]:
     """A Che reference's words as `text.parse` reads the same words written out: tokens
     without a word ("--") give their mark to the word before (a sentence-final one wins),
     others are normalised ("Dr." -> "dr", "idea:" -> "idea"), so that a hypothesis that
-    writes the reference exactly scores 100."""
+    writes the reference exactly scores 100. Also returns, for each word, the index of the
+    reference word it comes from, (n,)."""
     words: list[str] = []
     post: list[str] = []
-    for word, mark in zip(labelled.words, labelled.post):
+    origin: list[int] = []
+    for index, (word, mark) in enumerate(zip(labelled.words, labelled.post)):
         pieces = normalize(unicodedata.normalize("NFC", word), inventory)
         if not pieces:
             if post and mark != NULL and (post[-1] == NULL or mark in inventory.sentence_final):
@@ -359,7 +361,9 @@ def _as_text_words(labelled: Labelled, inventory: Inventory) -> Labelled:
             continue
         words.extend(pieces)
         post.extend([NULL] * (len(pieces) - 1) + [mark])
-    return Labelled(tuple(words), tuple(post), (LOWER,) * len(words))
+        origin.extend([index] * len(pieces))
+    return (Labelled(tuple(words), tuple(post), (LOWER,) * len(words)),
+            np.asarray(origin, dtype=np.int64))
 
 
 def _scores_case(ref: ScoredFile, hyp: ScoredFile) -> bool:
@@ -411,8 +415,9 @@ def _score_aligned(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory, mid_f
     punct = metrics.score_labels(ref_seq, hyp_seq, labels, NULL)
     case = None
     if _scores_case(ref, hyp):
-        ref_case, hyp_case = metrics.project_labels(alignment, ref.labelled.case,
-                                                    hyp.labelled.case, LOWER)
+        ref_case, hyp_case = metrics.project_labels(
+            _paired_from_start(alignment, ref.labelled.words, hyp.labelled.words),
+            ref.labelled.case, hyp.labelled.case, LOWER)
         case = metrics.score_labels(ref_case, hyp_case, CASES, LOWER)
     split = None
     if mid_final and ref.che is None:
@@ -427,6 +432,37 @@ def _score_aligned(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory, mid_f
 def _word_separator(inventory: Inventory) -> str:
     """What stands between words in the language's text: a space, or nothing (zh, ja)."""
     return "" if inventory.word_unit == "char" else " "
+
+
+def _paired_from_start(alignment: metrics.Alignment, ref_words, hyp_words) -> metrics.Alignment:
+    """The alignment with each stretch of unmatched words paired from its start, for
+    casing: a capital stands on a stretch's first word ("Alright," against "All right,"),
+    where punctuation, paired from the end (`metrics.alignment`), keeps the mark after its
+    last."""
+    ref_index, hyp_index = alignment.ref_index.tolist(), alignment.hyp_index.tolist()
+    out_ref: list[int] = []
+    out_hyp: list[int] = []
+    run_ref: list[int] = []
+    run_hyp: list[int] = []
+
+    def flush() -> None:
+        k = min(len(run_ref), len(run_hyp))
+        out_ref.extend(run_ref[:k] + run_ref[k:] + [-1] * (len(run_hyp) - k))
+        out_hyp.extend(run_hyp[:k] + [-1] * (len(run_ref) - k) + run_hyp[k:])
+        run_ref.clear()
+        run_hyp.clear()
+
+    for r, h in zip(ref_index, hyp_index):
+        if r >= 0 and h >= 0 and ref_words[r] == hyp_words[h]:
+            flush()
+            out_ref.append(r)
+            out_hyp.append(h)
+        else:
+            run_ref.extend([r] if r >= 0 else [])
+            run_hyp.extend([h] if h >= 0 else [])
+    flush()
+    return replace(alignment, ref_index=np.asarray(out_ref, dtype=np.int64),
+                   hyp_index=np.asarray(out_hyp, dtype=np.int64))
 
 
 def compare(ref: ScoredFile, hyp_a: ScoredFile, hyp_b: ScoredFile, inventory: Inventory,
@@ -449,8 +485,10 @@ def _unit_counts(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory, labels,
     same = _punct_sequences(ref, hyp, inventory)
     if same is not None:
         return metrics.unit_counts(same[1], same[2], labels, NULL, units, n_units)
-    if ref.che is not None:  # sentences of Che tokens -> sentences of merged words
-        units = units[np.cumsum(ref.che.groups) - 1]
+    if ref.che is not None:  # sentences of Che tokens -> of merged words -> of text words
+        text_words, origin = _as_text_words(ref.labelled, inventory)
+        units = units[np.cumsum(ref.che.groups) - 1][origin]
+        ref = replace(ref, labelled=text_words)
     hyp_post = _map_che(hyp.labelled.post) if ref.che is not None else hyp.labelled.post
     alignment = metrics.align_words(ref.labelled.words, hyp.labelled.words)
     ref_seq, hyp_seq = metrics.project_labels(alignment, ref.labelled.post, hyp_post, NULL)

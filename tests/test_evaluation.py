@@ -265,3 +265,20 @@ def test_composed_and_decomposed_accents_are_the_same_words(tmp_path):
     hyp = _write(tmp_path, "nfd.txt", unicodedata.normalize("NFD", text))
     result = evaluate_files(ref, hyp, EvalOptions())
     assert result.alignment is None and result.punct.overall.f1 == 1.0
+
+
+def test_a_split_word_keeps_both_its_mark_and_its_capital(tmp_path):
+    ref = _write(tmp_path, "ref.txt", "Alright, let us go home.\n")
+    hyp = _write(tmp_path, "hyp.txt", "All right, let us go home.\n")
+    result = evaluate_files(ref, hyp, EvalOptions())
+    assert result.punct.overall.f1 == 1.0  # the comma after the stretch's last word
+    assert result.case.per_label["CAP"].tp == 1 and result.case.per_label["CAP"].fp == 0
+
+
+def test_compare_scores_a_che_reference_as_the_table_does(tmp_path):
+    ref = _write(tmp_path, "ref.che", "we\tO\nmet\tO\ndr.\tO\nlee\tCOMMA\nwho\tO\n"
+                                      "left\tO\n--\tPERIOD\nthat\tO\nwas\tO\nit\tPERIOD\n")
+    hyp = _write(tmp_path, "hyp.txt", "We met Dr. Lee, who left. That was it.\n")
+    result = evaluate_files(ref, hyp, EvalOptions(hyp_format="text", bootstrap_samples=50),
+                            compare_path=hyp)
+    assert result.punct.overall.f1 == 1.0 and result.bootstrap.f1_a == pytest.approx(1.0)

@@ -218,7 +218,8 @@ def _without_ending(raw: str) -> str:
 
 def _ending(raw: str) -> str:
     """The line ending a row was read with ("" for a last line without one)."""
-    return "\r\n" if raw.endswith("\r\n") else "\n" if raw.endswith("\n") else ""
+    return "\r\n" if raw.endswith("\r\n") else "\n" if raw.endswith("\n") else \
+        "\r" if raw.endswith("\r") else ""  # (a file of carriage returns alone)
 
 
 def _delimiter(lines: list[str]) -> str:

@@ -369,7 +369,8 @@ def _transcribe_upload(transcriber, data: bytes, name: str,
                        f"{shown(suffix)}; expected one of {' '.join(EXTENSIONS)}")
     with tempfile.TemporaryDirectory(prefix="punctum-audio-") as folder:
         # named like the upload, so that warnings in the server's log say which it was
-        stem = re.sub(r"[^\w.-]", "_", Path(name).stem)[:80] or "upload"
+        stem = re.sub(r"[^\w.-]", "_", Path(name).stem).encode()[:80].decode(
+            "utf-8", "ignore") or "upload"  # (80 bytes: a file name holds 255)
         path = Path(folder) / f"{stem}{suffix}"
         path.write_bytes(data)
         seconds = audio_seconds(path)
