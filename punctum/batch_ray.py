@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -92,6 +93,9 @@ class ParquetOptions:
         if not self.column or not self.output_column:
             raise ValueError("ParquetOptions.column and ParquetOptions.output_column must "
                              "not be empty")
+
+
+_LINE_BREAK = re.compile(r"(\r\n|\r|\n)")  # a cell's line breaks, kept as written
 
 
 @dataclass(frozen=True)
@@ -258,13 +262,13 @@ class ColumnRestorer:
         None."""
         from punctum import formats
 
-        lines = [[] if t is None else t.split("\n") for t in texts]
-        flat = [line.rstrip("\r") for group in lines for line in group]
+        pieces = [[] if t is None else _LINE_BREAK.split(t) for t in texts]  # line, break, ...
+        flat = [line for group in pieces for line in group[::2]]
         restored = iter(formats.restore_lines(self.punctuator, flat, self.options.restore))
         out = []
-        for text, group in zip(texts, lines):
-            out.append(None if text is None else "\n".join(
-                next(restored) + ("\r" if line.endswith("\r") else "") for line in group))
+        for text, group in zip(texts, pieces):
+            out.append(None if text is None else "".join(
+                next(restored) if k % 2 == 0 else piece for k, piece in enumerate(group)))
         return out
 
 

@@ -869,7 +869,7 @@ def _run_transcribe(args) -> int:
     if not 0 <= args.beam <= MAX_BEAM:
         raise ValueError(f"--beam must be from 0 (greedy) to {MAX_BEAM}, got {args.beam}")
     names = [os.path.splitext(os.path.basename(p))[0] for p in args.audio]
-    to_stdout = not args.output or args.output == "-"
+    to_stdout = not args.output or standard_stream(args.output) is not None
     if not to_stdout and len(set(names)) < len(names):
         raise ValueError("two audio files have the same name; their outputs would collide")
     several = len(args.audio) > 1

@@ -475,6 +475,8 @@ def test_parquet_cells_keep_speaker_labels_as_file_lines_do(tiny_artifact, tmp_p
     lines = restored.split("\n")
     assert lines[0].startswith("agent: ") and lines[1].startswith("customer: ")
     assert lines[1].endswith("[laughs]") and empty is None
+    crs = restorer._restore(["we see a boat\rso what\r\nok"])[0]  # breaks kept as written
+    assert crs.count("\r") == 2 and crs.count("\r\n") == 1 and len(crs.split("\r")) == 3
     plain = ColumnRestorer(str(tiny_artifact), 1, dataclasses.replace(
         options, restore=RestoreOptions(annotations=False)))._restore([cell])[0]
     assert not plain.startswith("agent: ")  # read as words when asked
