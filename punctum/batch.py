@@ -279,14 +279,15 @@ def _first_line_style(handle) -> tuple[bool, str]:
     time up to its first line feed (CR: none in the whole file, as `corpora.decode_lines`
     then cuts lines at carriage returns)."""
     first = handle.read(1 << 20)
-    bom, before, chunk = first.startswith(b"\xef\xbb\xbf"), b"", first
+    bom, before, chunk, carriage = first.startswith(b"\xef\xbb\xbf"), b"", first, False
     while chunk:
         at = chunk.find(b"\n")
         if at >= 0:
             previous = chunk[at - 1:at] if at else before
             return bom, "\r\n" if previous == b"\r" else "\n"
+        carriage = carriage or b"\r" in chunk
         before, chunk = chunk[-1:], handle.read(1 << 20)
-    return bom, "\r" if b"\r" in first else "\n"
+    return bom, "\r" if carriage else "\n"
 
 
 # An input reads as punctuated already when this share of its first words end in a mark
@@ -605,12 +606,11 @@ def list_inputs(folder: str, unreadable: list[OSError] | None = None,
     cannot be read are appended to `unreadable` (when given) instead of being skipped
     without a word."""
     found = []
-    seen = {os.path.realpath(folder)}  # linked subfolders are followed, each folder once
-    output = os.path.realpath(output_dir) if output_dir else None
+    visit = _FolderVisits(folder, output_dir)  # linked subfolders followed, each folder once
     for root, dirs, files in os.walk(folder, onerror=None if unreadable is None
                                      else unreadable.append, followlinks=True):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".")
-                         and _first_visit(os.path.join(root, d), seen, output))
+                         and visit.first(os.path.join(root, d)))
         for name in sorted(files):
             path = os.path.join(root, name)
             if name.startswith(".") or _TEMPORARY.search(name):
@@ -622,14 +622,32 @@ def list_inputs(folder: str, unreadable: list[OSError] | None = None,
     return sorted(found)
 
 
-def _first_visit(folder: str, seen: set[str], output: str | None = None) -> bool:
-    """Whether `folder` (resolved through links) is read for the first time (a link back up
-    the tree would be read for ever) and is not the output folder or in it."""
-    real = os.path.realpath(folder)
-    if real in seen or (output and (real == output or real.startswith(output + os.sep))):
-        return False
-    seen.add(real)
-    return True
+class _FolderVisits:
+    """Which subfolders `list_inputs` reads: the input folder's own by their own paths (a
+    link into the tree is not followed: its files are read where they are), linked folders
+    outside it once each (a loop ends), never one that holds the input folder, nor the
+    output folder or one in it (its outputs would be read as inputs)."""
+
+    def __init__(self, folder: str, output_dir: str | None) -> None:
+        self.base = os.path.realpath(folder)
+        self.output = os.path.realpath(output_dir) if output_dir else None
+        self.outside: set[str] = set()
+
+    def first(self, path: str) -> bool:
+        real = os.path.realpath(path)
+        if self.output and _under(real, self.output):
+            return False
+        if _under(real, self.base):
+            return not os.path.islink(path)
+        if _under(self.base, real) or real in self.outside:
+            return False
+        self.outside.add(real)
+        return True
+
+
+def _under(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or inside it (both resolved)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _plan_file(source: str, relative: str, options: BatchOptions) -> FileTask:
@@ -816,6 +834,8 @@ def _run_pool(tasks, options: BatchOptions, model: str, bar) -> list[FileResult]
     _remove_temporaries(broken)
     for task in broken:  # a pool that did none: one by one, so only the file that kills is lost
         [(_, outcome)] = _pool_results([task], options, model, 1)
+        if isinstance(outcome, BrokenProcessPool):
+            _remove_temporaries([task])
         results.append(_as_result(task, outcome))
         bar.update()
     return results

@@ -285,18 +285,23 @@ def run_parquet(options: ParquetOptions, ray_options: RayOptions,
     if "://" not in options.input and not os.path.exists(options.input):
         raise FileNotFoundError(f"{options.input}: no such file or folder")
     _check_parquet_output(options.output_dir)
-    rows = _local_parquet_rows(options.input) if "://" not in options.input else None
-    if rows is not None and not rows[1]:  # no rows: Ray would write nothing at all
-        _write_empty(options, rows[0])
-        return ParquetReport(options.output_dir, options.output_column)
+    if os.path.isfile(options.input):  # one local file: read its footer first
+        schema, rows = _local_parquet_rows(options.input)
+        if not rows:  # no rows: Ray would write nothing at all
+            _write_empty(options, schema)
+            return ParquetReport(options.output_dir, options.output_column)
     model = resolve_model(options.model, options.post_bias)
     from punctum.runtime import Punctuator
 
     Punctuator.load(model, threads=1)  # a broken model fails here, not in every actor
     with ray_session(ray_options.address) as ray:
         ray.data.DataContext.get_current().enable_progress_bars = progress
-        dataset = ray.data.read_parquet(options.input)
-        _check_column(dataset.schema(), options.column, options.input, options.output_column)
+        try:
+            dataset = ray.data.read_parquet(options.input)
+            schema = dataset.schema()
+        except Exception as error:  # noqa: BLE001 (pyarrow's and Ray's errors name no file)
+            raise _unreadable(options.input, error) from None
+        _check_column(schema, options.column, options.input, options.output_column)
         n_actors, threads = _actor_plan(ray, ray_options.actors, options.threads, reserve=1)
         restored = dataset.map_batches(
             ColumnRestorer, fn_constructor_args=(model, threads, options),
@@ -304,28 +309,43 @@ def run_parquet(options: ParquetOptions, ray_options: RayOptions,
             compute=ray.data.ActorPoolStrategy(size=n_actors),
             num_cpus=_actor_cpus(ray, n_actors))
         restored.write_parquet(options.output_dir)
+    out = options.output_dir
+    if "://" not in out and not (os.path.isdir(out) and os.listdir(out)):  # no rows at all
+        _write_empty(options, getattr(schema, "base_schema", schema))
     return ParquetReport(options.output_dir, options.output_column)
 
 
-def _local_parquet_rows(path: str):
-    """(the schema, the number of rows) of a local Parquet file or folder, read from the
-    files' footers (the *.parquet files of a folder, as Ray reads them); ValueError naming a
-    file that is not Parquet (Ray's error names none)."""
+def _unreadable(path: str, error: Exception) -> ValueError:
+    """The error of an input Ray cannot read, naming the first local *.parquet file (of
+    those Ray reads: no part of its path under the folder starts with "." or "_") whose
+    footer cannot be read, else the input."""
     import pyarrow.parquet as pq
 
-    files = [path] if os.path.isfile(path) else sorted(
-        os.path.join(folder, name) for folder, _, names in os.walk(path) for name in names
-        if not name.startswith((".", "_")) and name.lower().endswith(".parquet"))
-    schema, rows = None, 0
-    for name in files:
-        try:
-            metadata = pq.ParquetFile(name).metadata
-        except Exception as error:  # noqa: BLE001 (pyarrow's errors: ArrowInvalid, OSError)
-            raise ValueError(f"{name}: not a readable Parquet file "
-                             f"({' '.join(str(error).split())[:200]})") from None
-        schema = schema or metadata.schema.to_arrow_schema()
-        rows += metadata.num_rows
-    return schema, rows
+    reason = " ".join(str(error).split())[:200]
+    if os.path.isdir(path):
+        for folder, dirs, names in os.walk(path, followlinks=True):
+            dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+            for name in sorted(n for n in names if n.lower().endswith(".parquet")
+                               and not n.startswith((".", "_"))):
+                try:
+                    _ = pq.ParquetFile(os.path.join(folder, name)).metadata
+                except Exception:  # noqa: BLE001
+                    return ValueError(f"{os.path.join(folder, name)}: not a readable Parquet "
+                                      f"file ({reason})")
+    return ValueError(f"{path}: cannot be read as Parquet ({reason})")
+
+
+def _local_parquet_rows(path: str):
+    """(the schema, the number of rows) of one local Parquet file, from its footer;
+    ValueError naming it when it is not Parquet (pyarrow's error names no file)."""
+    import pyarrow.parquet as pq
+
+    try:
+        metadata = pq.ParquetFile(path).metadata
+    except Exception as error:  # noqa: BLE001 (pyarrow's errors: ArrowInvalid, OSError)
+        raise ValueError(f"{path}: not a readable Parquet file "
+                         f"({' '.join(str(error).split())[:200]})") from None
+    return metadata.schema.to_arrow_schema(), metadata.num_rows
 
 
 def _write_empty(options: ParquetOptions, schema) -> None:

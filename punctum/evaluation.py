@@ -415,9 +415,8 @@ def _score_aligned(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory, mid_f
     punct = metrics.score_labels(ref_seq, hyp_seq, labels, NULL)
     case = None
     if _scores_case(ref, hyp):
-        ref_case, hyp_case = metrics.project_labels(
-            _paired_from_start(alignment, ref.labelled.words, hyp.labelled.words),
-            ref.labelled.case, hyp.labelled.case, LOWER)
+        ref_case, hyp_case = metrics.project_labels(alignment, ref.labelled.case,
+                                                    hyp.labelled.case, LOWER)
         case = metrics.score_labels(ref_case, hyp_case, CASES, LOWER)
     split = None
     if mid_final and ref.che is None:
@@ -432,37 +431,6 @@ def _score_aligned(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory, mid_f
 def _word_separator(inventory: Inventory) -> str:
     """What stands between words in the language's text: a space, or nothing (zh, ja)."""
     return "" if inventory.word_unit == "char" else " "
-
-
-def _paired_from_start(alignment: metrics.Alignment, ref_words, hyp_words) -> metrics.Alignment:
-    """The alignment with each stretch of unmatched words paired from its start, for
-    casing: a capital stands on a stretch's first word ("Alright," against "All right,"),
-    where punctuation, paired from the end (`metrics.alignment`), keeps the mark after its
-    last."""
-    ref_index, hyp_index = alignment.ref_index.tolist(), alignment.hyp_index.tolist()
-    out_ref: list[int] = []
-    out_hyp: list[int] = []
-    run_ref: list[int] = []
-    run_hyp: list[int] = []
-
-    def flush() -> None:
-        k = min(len(run_ref), len(run_hyp))
-        out_ref.extend(run_ref[:k] + run_ref[k:] + [-1] * (len(run_hyp) - k))
-        out_hyp.extend(run_hyp[:k] + [-1] * (len(run_ref) - k) + run_hyp[k:])
-        run_ref.clear()
-        run_hyp.clear()
-
-    for r, h in zip(ref_index, hyp_index):
-        if r >= 0 and h >= 0 and ref_words[r] == hyp_words[h]:
-            flush()
-            out_ref.append(r)
-            out_hyp.append(h)
-        else:
-            run_ref.extend([r] if r >= 0 else [])
-            run_hyp.extend([h] if h >= 0 else [])
-    flush()
-    return replace(alignment, ref_index=np.asarray(out_ref, dtype=np.int64),
-                   hyp_index=np.asarray(out_hyp, dtype=np.int64))
 
 
 def compare(ref: ScoredFile, hyp_a: ScoredFile, hyp_b: ScoredFile, inventory: Inventory,

@@ -517,3 +517,12 @@ def test_linked_folders_are_read_once_and_a_loop_ends(tmp_path):
     found = list_inputs(str(root))
     assert "a.txt" in found and sum(p.endswith("g.txt") for p in found) == 1
     assert len(found) == 2
+    (root / "a" / "deep").mkdir(parents=True)  # a link into the tree: files where they are
+    (root / "a" / "deep" / "x.txt").write_text("so\n", encoding="utf-8")
+    os.symlink(root / "a" / "deep", root / "b")
+    (root / "out").mkdir()
+    (root / "out" / "old.txt").write_text("old\n", encoding="utf-8")
+    os.symlink(root / "out", root / "outlink")  # the output folder, linked: never read
+    found = list_inputs(str(root), output_dir=str(root / "out"))
+    assert os.path.join("a", "deep", "x.txt") in found and not any(
+        p.startswith(("b", "out")) for p in found)

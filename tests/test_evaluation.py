@@ -267,12 +267,15 @@ def test_composed_and_decomposed_accents_are_the_same_words(tmp_path):
     assert result.alignment is None and result.punct.overall.f1 == 1.0
 
 
-def test_a_split_word_keeps_both_its_mark_and_its_capital(tmp_path):
+def test_a_split_word_keeps_its_mark_and_an_inserted_one_the_next_capital(tmp_path):
     ref = _write(tmp_path, "ref.txt", "Alright, let us go home.\n")
     hyp = _write(tmp_path, "hyp.txt", "All right, let us go home.\n")
     result = evaluate_files(ref, hyp, EvalOptions())
     assert result.punct.overall.f1 == 1.0  # the comma after the stretch's last word
-    assert result.case.per_label["CAP"].tp == 1 and result.case.per_label["CAP"].fp == 0
+    ref = _write(tmp_path, "ref2.txt", "We visited Rome today.\n")
+    hyp = _write(tmp_path, "hyp2.txt", "We visited uh Roam today.\n")
+    case = evaluate_files(ref, hyp, EvalOptions()).case.per_label["CAP"]
+    assert (case.tp, case.fp, case.fn) == (2, 0, 0)  # Rome against Roam, not against uh
 
 
 def test_compare_scores_a_che_reference_as_the_table_does(tmp_path):
