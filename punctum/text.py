@@ -823,9 +823,8 @@ _JOINED_EMOTICON = re.compile(
 # emoji joined to the end of a word ("thanks👍", "nasa😀!"): skin tones, variation
 # selectors and zero-width joiners inside the run; written after the word, as ":)" is
 _EMOJI = "\U0001F000-\U0001FAFF\u2600-\u27BF\u2B50\u2B55\u2B1B\u2B1C"
-_JOINED_EMOJI = re.compile(
-    rf"(?<=[^\W_]|[.!?,])[{_EMOJI}][{_EMOJI}\uFE0F\u200D]*(?=[.,!?;…]*[\"'”’»)\]}}]*"
-    rf"[.,!?;…]*$)")
+_JOINED_EMOJI = re.compile(  # (after a letter or digit: `_joined_emoji`)
+    rf"[{_EMOJI}][{_EMOJI}\uFE0F\u200D]*(?=[.,!?;:…]*[\"'”’»)\]}}]*[.,!?;:…]*$)")
 _OPENING, _CLOSING = "([{", ")]}"
 _MARKS_BEFORE_EMOTICON = ".,!?…"  # "great ?:)": marks of the word before
 _ANY_BRACKET = re.compile(r"[()\[\]{}]")
@@ -950,6 +949,10 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
                  space_after: bool = True) -> None:
     inv = builder.inv
     lookup = inv._lookup
+    if piece[0] in _INVISIBLE or piece[-1] in _INVISIBLE:  # dropped at a token's edges,
+        piece = piece.strip(_INVISIBLE)  # so that "\u200b<unk>" is a tag, "\u200b:)" whole
+        if not piece:
+            return
     if ((piece[0] in ":;=<[" or piece[0] in _WRAPPING) and space_before and space_after
             and _emoticon_token(piece, lookup["word_char"])):  # ":D", "<unk>", "(:D)"
         _parse_wordless(piece, builder, space_before, space_after)

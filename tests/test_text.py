@@ -700,3 +700,13 @@ def test_emoji_joined_to_a_word_are_written_after_it_not_part_of_it(written, aft
 def test_marks_after_a_quote_bracket_or_pre_mark_are_no_lead(written):
     parsed = parse(written, "es" if "¿" in written else "en")
     assert not (parsed.edges[0] and parsed.edges[0].lead)  # written first, it would move them
+
+
+@pytest.mark.parametrize("written, words", [
+    ("\u200b<unk> think", ("think",)), ("see you \u200b:)", ("see", "you")),
+    ("it was \u200b[noise] great", ("it", "was", "great")), ("great👍: yes", ("great", "yes")),
+    ("think🎉\ufeff", ("think",)), ("the cafe\u0301?👍 was", ("the", "cafe\u0301", "was")),
+    ("10%!🇺🇸 and", ("10%", "and"))])
+def test_tags_emoticons_and_emoji_next_to_invisible_or_marks_are_no_words(written, words):
+    parsed = parse(written)
+    assert parsed.words == words and parse(render(parsed)) == parsed
