@@ -818,8 +818,8 @@ def _trail(chars: str, lookup: dict) -> tuple[str, str, str, int]:
 _EMOTICON = re.compile(r"[:;=][-'^]?(?:[()\[\]{}]+|[DPpOo3Xx/\\|*](?![\w/\\]))")
 # a bracket emoticon joined to the end of a word ("tomorrow:)", "it!;-("), its brackets
 # facing one way (not "x={}")
-_JOINED_EMOTICON = re.compile(
-    r"(?<=[^\W_]|[.!?,])[:;=][-'^]?(?:[)\]}]+|[(\[{]+)(?=[.,!?;…]*$)")
+_JOINED_EMOTICON = re.compile(  # (or ":D", ":-P", ":p" closing a word: "tomorrow:D")
+    r"(?<=[^\W_]|[.!?,])[:;=][-'^]?(?:[)\]}]+|[(\[{]+|[DPp])(?=[.,!?;…]*$)")
 # emoji joined to the end of a word ("thanks👍", "nasa😀!"): skin tones, variation
 # selectors and zero-width joiners inside the run; written after the word, as ":)" is
 _EMOJI = "\U0001F000-\U0001FAFF\u2600-\u27BF\u2B50\u2B55\u2B1B\u2B1C"
@@ -958,7 +958,8 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
         _parse_wordless(piece, builder, space_before, space_after)
         return
     if piece[-1] not in lookup["strip"] and piece[0] not in lookup["strip"] and (
-            piece[-1] < "\u2600" or not _JOINED_EMOJI.search(piece)):
+            piece[-1] < "\u2600" or not _JOINED_EMOJI.search(piece)) and not (
+            piece[-1] in "DPp" and piece[-2:-1] in (":", ";", "=", "-")):  # "tomorrow:D"
         builder.add_bare(piece)  # a bare word (most ASR output): nothing to strip
         return
     joined = _joined_match(piece, builder.brackets, lookup["word_char"]) \

@@ -710,3 +710,10 @@ def test_marks_after_a_quote_bracket_or_pre_mark_are_no_lead(written):
 def test_tags_emoticons_and_emoji_next_to_invisible_or_marks_are_no_words(written, words):
     parsed = parse(written)
     assert parsed.words == words and parse(render(parsed)) == parsed
+
+
+@pytest.mark.parametrize("written", ["see you tomorrow:D", "nice:-P", "ok:p!"])
+def test_letter_emoticons_joined_to_a_word_stay_whole(written):
+    parsed = parse(written)
+    assert not any(":" in word for word in parsed.words) and render(parsed) == written
+    assert parse("at 10:30").words == ("at", "10:30")
