@@ -949,18 +949,20 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
                  space_after: bool = True) -> None:
     inv = builder.inv
     lookup = inv._lookup
-    if piece[0] in _INVISIBLE or piece[-1] in _INVISIBLE:  # dropped at a token's edges,
-        piece = piece.strip(_INVISIBLE)  # so that "\u200b<unk>" is a tag, "\u200b:)" whole
-        if not piece:
+    if (piece[0] in ":;=<[" or piece[0] in _WRAPPING) and space_before and space_after:
+        symbol = piece.rstrip(_INVISIBLE)  # (invisible characters at its end are dropped)
+        if symbol and _emoticon_token(symbol, lookup["word_char"]):  # ":D", "<unk>", "(:D)"
+            _parse_wordless(symbol, builder, space_before, space_after)
             return
-    if ((piece[0] in ":;=<[" or piece[0] in _WRAPPING) and space_before and space_after
-            and _emoticon_token(piece, lookup["word_char"])):  # ":D", "<unk>", "(:D)"
-        _parse_wordless(piece, builder, space_before, space_after)
-        return
     if piece[-1] not in lookup["strip"] and piece[0] not in lookup["strip"] and (
             piece[-1] < "\u2600" or not _JOINED_EMOJI.search(piece)) and not (
             piece[-1] in "DPp" and piece[-2:-1] in (":", ";", "=", "-")):  # "tomorrow:D"
         builder.add_bare(piece)  # a bare word (most ASR output): nothing to strip
+        return
+    if piece[0] in _INVISIBLE or piece[-1] in _INVISIBLE:  # (strip characters: not bare)
+        piece = piece.strip(_INVISIBLE)  # dropped at a token's edges, so that "\u200b<unk>"
+        if piece:  # is a tag and "\u200b:)" an emoticon
+            _parse_piece(piece, builder, space_before, space_after)
         return
     joined = _joined_match(piece, builder.brackets, lookup["word_char"]) \
         if any(c in piece for c in ":;=") else None
