@@ -33,7 +33,13 @@ from punctum import formats
 from punctum.fileio import TEMP_SUFFIX, atomic_writer, printable, standard_stream
 from punctum.formats.annotations import separate, words_outside
 from punctum.runtime import LONG_LINE_PART, RestoreOptions, cpu_count
-from punctum.text import ends_sentence, parse, separator, whitespace_tokens, words_as_written
+from punctum.text import (
+    ends_sentence,
+    marks_after_word,
+    separator,
+    whitespace_tokens,
+    words_as_written,
+)
 
 log = logging.getLogger(__name__)
 
@@ -455,8 +461,8 @@ class _SentenceLines:
 
 def _ends_a_sentence(marks: str, inventory) -> bool:
     """Whether marks written after a word (". ", "<unk> ?") end its sentence."""
-    given = parse(f"x {marks} y", inventory)
-    return len(given) == 2 and ends_sentence(given, 0, inventory)
+    given = marks_after_word(marks, inventory)
+    return given is not None and ends_sentence(given, 0, inventory)
 
 
 def _json_long_line(punctuator, line: str, options: RestoreOptions) -> Iterator[str]:

@@ -294,10 +294,7 @@ def _run_restore(args) -> int:
             if isinstance(error, BrokenPipeError):
                 raise
             failed.append(source.name)
-            hint = "; --errors replace substitutes the bad bytes" \
-                if isinstance(error, NotUtf8Error) else ""
-            print(f"punctum restore: error: {printable(_os_message(error))}{hint}",
-                  file=sys.stderr)
+            print(f"punctum restore: error: {_error_text(error, args)}", file=sys.stderr)
     if failed:
         print(f"punctum restore: {len(failed)} of {len(sources)} files failed: "
               f"{', '.join(printable(name) for name in failed)}", file=sys.stderr)
@@ -1190,19 +1187,26 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except NotUtf8Error as error:
-        hint = "; --errors replace substitutes the bad bytes" if hasattr(args, "errors") else ""
-        print(f"punctum {args.command}: error: {printable(str(error))}{hint}", file=sys.stderr)
+        print(f"punctum {args.command}: error: {_error_text(error, args)}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # `punctum restore big.txt | head`: the reader has all it wants
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except (FileNotFoundError, ValueError, TypeError, ImportError, OSError) as error:
-        message = _as_flags(_os_message(error), args.command)
-        print(f"punctum {args.command}: error: {printable(message)}", file=sys.stderr)
+        print(f"punctum {args.command}: error: {_error_text(error, args)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"punctum {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def _error_text(error: Exception, args) -> str:
+    """An error as its one line says it: undecodable input with the --errors hint (for
+    commands that have the option), other errors with the library's field names as flags."""
+    if isinstance(error, NotUtf8Error):
+        hint = "; --errors replace substitutes the bad bytes" if hasattr(args, "errors") else ""
+        return printable(str(error)) + hint
+    return printable(_as_flags(_os_message(error), args.command))
 
 
 def _os_message(error: Exception) -> str:

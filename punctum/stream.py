@@ -24,6 +24,7 @@ from punctum.text import (
     ends_sentence,
     holds_word,
     is_symbol,
+    marks_after_word,
     parse,
     quotes_its_mark,
     render,
@@ -148,14 +149,14 @@ class Stream:
         -> "Then") and counts toward the marks the text writes, with the model's label for
         that word (held back by `_finalise`)."""
         inventory = self.punctuator.inventory
-        given = parse(f"x {lead} y", inventory) if lead else None
-        if given is not None and len(given) == 2 and given.post[0] != NULL:
+        given = marks_after_word(lead, inventory) if lead else None
+        if given is not None:
             self._sentence_start = ends_sentence(given, 0, inventory)
             self._after_pause = goes_on_after(given, given, 0, inventory)
             self._quoted_end = False
         if self._unmarked is not None:
             own, model = self._unmarked
-            brought = counted_marks(given)[0] if given is not None and len(given) == 2 else NULL
+            brought = counted_marks(given)[0] if given is not None else NULL
             self._marks += MarkCounts.of((own if own != NULL else brought,), (model,),
                                          inventory.sentence_final)
             self._unmarked = None

@@ -483,6 +483,14 @@ def holds_word(token: str, language: str | Inventory = "en") -> bool:
     return bool(word_char.search(token)) and not _emoticon_token(token, word_char)
 
 
+def marks_after_word(marks: str, language: str | Inventory = "en") -> Labelled | None:
+    """Marks written after a word on their own (". ", "<unk> ?"; a stream's next feed) read
+    as that word's: a Labelled of the word ("x") and one after it ("y"), or None when they
+    give it no mark."""
+    given = parse(f"x {marks} y", language)
+    return given if len(given) == 2 and given.post[0] != NULL else None
+
+
 def is_symbol(token: str, language: str | Inventory = "en") -> bool:
     """Whether a whitespace-free token is an emoticon or a recogniser's tag (":)", "<unk>",
     "[noise]"), maybe with marks after it ("<unk>.")."""
@@ -995,7 +1003,7 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     post, mark, _, _ = _trail(piece[:start], lookup)
     builder.add_orphan_marks(NULL, post, mark, not space_before)  # "a ,b", "时间：2020年"
     if post != NULL and not builder.words:  # "...and", '--"and': marks before the first word
-        builder.add_lead(_leading_marks(piece[:start], lookup))  # ('"...and': dropped)
+        builder.add_lead(_opening_marks(piece[:start], lookup))  # ('"...and': dropped)
     pre = _edge_marks(piece[:start], lookup, "pre")
     abbreviated = piece[end:end + 1] == "." and (
         is_abbreviation(piece[start:end], inv.abbreviations)
@@ -1008,7 +1016,7 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     builder.add_word(written, pre, post, abbreviated, before, after, mark_at, mark)
 
 
-def _leading_marks(edge: str, lookup: dict) -> str:
+def _opening_marks(edge: str, lookup: dict) -> str:
     """The post-marks that open a word's leading edge, before any quote, bracket or
     pre-mark ("--" of '--"and'; "" for '"...and' or "¿...qué", whose order a lead would
     change)."""

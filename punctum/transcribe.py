@@ -126,8 +126,8 @@ class Transcriber:
         English model (`punctum.sphinx`) as a cascade."""
         from punctum.runtime import Punctuator
 
-        if str(name_or_path) == "pocketsphinx" and not (Path(name_or_path) / artifacts.ARTIFACT_FILE
-                                                         ).is_file():  # (a folder of it: ./)
+        engine = str(name_or_path) == "pocketsphinx"  # unless a model folder has that name
+        if engine and not (Path(name_or_path) / artifacts.ARTIFACT_FILE).is_file():
             from punctum.sphinx import SphinxTranscriber
 
             return SphinxTranscriber.load(text_model, threads)
