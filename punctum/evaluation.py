@@ -353,8 +353,11 @@ def _as_text_words(labelled: Labelled, inventory: Inventory) -> tuple[Labelled, 
     words: list[str] = []
     post: list[str] = []
     origin: list[int] = []
+    read: dict[str, list[str]] = {}  # each distinct word parsed once
     for index, (word, mark) in enumerate(zip(labelled.words, labelled.post)):
-        pieces = normalize(unicodedata.normalize("NFC", word), inventory)
+        pieces = read.get(word)
+        if pieces is None:
+            pieces = read[word] = normalize(unicodedata.normalize("NFC", word), inventory)
         if not pieces:
             if post and mark != NULL and (post[-1] == NULL or mark in inventory.sentence_final):
                 post[-1] = mark
