@@ -688,6 +688,9 @@ class _Builder:
                                 or current in self.inv.sentence_final):
             self._more_marks(current, written, joined)
             return
+        if current != NULL and self._more_marks(post, written, joined, current):
+            self.post[-1] = post  # "wait - !": the sentence's end, written after the dash
+            return
         self._fold_tail()
         edges = self.edges[-1]
         if edges and edges.after:  # "( laughs ) ." is written "( laughs )."
@@ -700,16 +703,21 @@ class _Builder:
         self.post[-1] = post
         self._written_mark(post, written if joined or not written else f" {written}")
 
-    def _more_marks(self, current: str, written: str, joined: bool) -> None:
+    def _more_marks(self, current: str, written: str, joined: bool,
+                    was: str | None = None) -> bool:
         """Marks after the word's own ("end. . . ." or "end ?!") are written after it as they
-        were, where nothing stands between (`Edges.after` ends at the mark)."""
+        were, where nothing stands between (`Edges.after` ends at the mark); `was`: the
+        word's label before, when the new marks change it to `current` ("wait - !").
+        Whether they were written."""
+        was = current if was is None else was
         edges = self.edges[-1]
         if self.tail or not written or (edges and edges.mark_at != len(edges.after)):
-            return
-        if edges and edges.mark and edges.mark_of != current:
-            return
-        mark = (edges.mark if edges and edges.mark else self.inv.mark_text(current))
+            return False
+        if edges and edges.mark and edges.mark_of != was:
+            return False
+        mark = (edges.mark if edges and edges.mark else self.inv.mark_text(was))
         self._written_mark(current, mark + ("" if joined else " ") + written)
+        return True
 
     def _written_mark(self, post: str, written: str) -> None:
         """Record (or forget) the last word's mark as written, for label `post`."""
@@ -826,11 +834,13 @@ def _trail(chars: str, lookup: dict) -> tuple[str, str, str, int]:
 _EMOTICON = re.compile(r"[:;=][-'^]?(?:[()\[\]{}]+|[DPpOo3Xx/\\|*](?![\w/\\]))")
 # a bracket emoticon joined to the end of a word ("tomorrow:)", "it!;-("), its brackets
 # facing one way (not "x={}")
-_JOINED_EMOTICON = re.compile(  # (or ":D", ":-P", ":p" closing a word: "tomorrow:D")
-    r"(?<=[^\W_]|[.!?,])[:;=][-'^]?(?:[)\]}]+|[(\[{]+|[DPp])(?=[.,!?;…]*$)")
 # emoji joined to the end of a word ("thanks👍", "nasa😀!"): skin tones, variation
 # selectors and zero-width joiners inside the run; written after the word, as ":)" is
 _EMOJI = "\U0001F000-\U0001FAFF\u2600-\u27BF\u2B50\u2B55\u2B1B\u2B1C"
+_JOINED_EMOTICON = re.compile(  # (or ":D", ":-P", ":p" closing a word: "tomorrow:D"; or
+    # after emoji joined to one: "thanks👍:)")
+    rf"(?<=[^\W_]|[.!?,{_EMOJI}\uFE0F])[:;=][-'^]?(?:[)\]}}]+|[(\[{{]+|[DPp])"
+    r"(?=[.,!?;…]*$)")
 _JOINED_EMOJI = re.compile(  # (after a letter or digit: `_joined_emoji`)
     rf"[{_EMOJI}][{_EMOJI}\uFE0F\u200D]*(?=[.,!?;:…]*[\"'”’»)\]}}]*[.,!?;:…]*$)")
 _OPENING, _CLOSING = "([{", ")]}"

@@ -712,6 +712,24 @@ def test_tags_emoticons_and_emoji_next_to_invisible_or_marks_are_no_words(writte
     assert parsed.words == words and parse(render(parsed)) == parsed
 
 
+@pytest.mark.parametrize("written", ["thanks👍:)", "thanks👍:D!", "ok👍🏽;-(", "thanks:)👍"])
+def test_an_emoticon_after_emoji_joined_to_a_word_stays_whole(written):
+    parsed = parse(written + " ok")
+    assert parsed.words == ("thanks" if "thanks" in written else "ok", "ok")
+    assert render(parsed) == written + " ok"
+    relabelled = replace(parsed, post=(PERIOD, NULL))  # a new mark goes after both
+    assert render(relabelled) == written.rstrip("!") + ". ok"
+
+
+@pytest.mark.parametrize("written, post", [("wait - ! what", "EXCLAMATION"),
+                                           ("wait, ? what", QUESTION), ("wait -! what", "")])
+def test_a_sentence_end_after_another_mark_keeps_both_as_written(written, post):
+    parsed = parse(written)
+    assert render(parsed) == written and parse(render(parsed)) == parsed
+    if post:
+        assert parsed.post[0] == post
+
+
 @pytest.mark.parametrize("written", ["see you tomorrow:D", "nice:-P", "ok:p!"])
 def test_letter_emoticons_joined_to_a_word_stay_whole(written):
     parsed = parse(written)
