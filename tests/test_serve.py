@@ -452,7 +452,30 @@ def test_transcribe_with_pocketsphinx(tmp_path):
     assert good.status_code == 200
     body = good.json()
     assert body["path"] == "talk.wav" and body["words"] and body["text"][-1] in ".?!"
+    assert body["warnings"] == []
     assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("bad.wav: ")
+
+
+def test_transcribe_returns_the_warnings_of_its_upload(tmp_path):
+    import shutil
+    import subprocess
+
+    import soundfile
+
+    pytest.importorskip("pocketsphinx")
+    if shutil.which("espeak-ng") is None:
+        pytest.skip("needs espeak-ng to make speech")
+    wav = tmp_path / "speech.wav"
+    subprocess.run(["espeak-ng", "-w", str(wav), "we are going home"], check=True)
+    samples, rate = soundfile.read(wav)
+    narrow = tmp_path / "phone.wav"
+    soundfile.write(narrow, samples[::rate // 8000], 8000)  # (espeak-ng writes 22,050 Hz)
+    with TestClient(create_app(ServeConfig(acoustic="pocketsphinx"))) as client:
+        response = client.post("/v1/transcribe",
+                               files={"audio": ("call.wav", narrow.read_bytes())})
+    assert response.status_code == 200
+    [warning] = response.json()["warnings"]
+    assert warning.startswith("call.wav: 8000 Hz audio") and "punctum-audio-" not in warning
 
 
 def test_transcribe_refuses_audio_longer_than_the_limit(tmp_path):

@@ -377,12 +377,40 @@ def _transcribe_upload(transcriber, data: bytes, name: str,
         if seconds is not None and seconds > max_seconds:
             raise ApiError(413, "too_long", f"{name}: {seconds:,.0f} s of audio; this server "
                            f"transcribes {max_seconds:g} s at most (serve.max_audio_seconds)")
+        warned: list[str] = []
         try:
-            result = transcriber.transcribe(path)
+            with _warnings_logged(warned):
+                result = transcriber.transcribe(path)
         except (ValueError, FileNotFoundError) as error:
             raise ApiError(422, "invalid_audio", str(error).replace(str(path), name)) \
                 from None
-    return {**result.to_dict(), "path": name}
+    return {**result.to_dict(), "path": name,
+            "warnings": [w.replace(str(path), name) for w in warned]}
+
+
+class _ThreadWarnings(logging.Handler):
+    """Collects the warnings that punctum logs on one thread (an upload's transcription)."""
+
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.WARNING)
+        self.thread, self.into = threading.get_ident(), into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.thread == self.thread:
+            self.into.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def _warnings_logged(into: list[str]):
+    """Within the block, punctum's warnings on this thread are also appended to `into` (the
+    8 kHz and cut-short notices of an upload, for its response as well as the log)."""
+    handler = _ThreadWarnings(into)
+    logger = logging.getLogger("punctum")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 def _request_texts(body: RestoreRequest) -> list[str]:
