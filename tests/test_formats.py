@@ -868,7 +868,19 @@ def test_character_references_reach_the_model_decoded_and_come_back_encoded():
     assert [c.text for c in restored.cues] == [
         "Well, I don&#39;t know &amp; the Q&amp;A.", "&quot;R&amp;D&quot; is&nbsp;late."]
     assert formats.dumps(formats.convert(restored, "text")) == \
-        "Well, I don't know & the Q&A. R&D is late.\n"
+        "Well, I don't know & the Q&A. \"R&D\" is late.\n"  # (quotes kept)
+
+
+def test_quotes_written_as_references_stay_when_markup_is_dropped():
+    vtt = ("WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nhe said &quot;stop&quot; &amp; left\n\n"
+           "00:00:02.000 --> 00:00:03.000\n<i>&quot;go home&quot;</i> she said\n")
+    transcript = formats.loads(vtt, "vtt")
+    assert formats.dumps(formats.convert(transcript, "text")) == \
+        'he said "stop" & left "go home" she said\n'
+    srt = formats.convert(transcript, "srt")  # SubRip has no references: decoded
+    assert [c.text for c in srt.cues] == ['he said "stop" & left', '"go home" she said']
+    assert formats.convert(formats.loads(formats.dumps(srt), "srt"), "vtt").cues[0].text == \
+        'he said "stop" &amp; left'
 
 
 def test_line_break_tags_and_no_break_spaces_separate_words_when_converting():

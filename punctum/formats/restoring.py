@@ -20,6 +20,7 @@ from punctum.formats.annotations import (
 from punctum.formats.rolling import repeated_tokens, without_repeats
 from punctum.formats.transcript import (
     INDEPENDENT_CUES,
+    REFERENCE,
     SUBTITLES,
     Cue,
     Token,
@@ -69,7 +70,8 @@ def convert(transcript: Transcript, format: str) -> Transcript:
                          f"times; cannot write {format}")
     # character references are text to other formats than subtitles ("don&#39;t" -> "don't"),
     # and WebVTT needs &, < and > written as references ("AT&T" -> "AT&amp;T", "-->")
-    write = (decode_references if transcript.format in SUBTITLES and format not in SUBTITLES
+    # (SubRip has no references: WebVTT's are decoded for it)
+    write = (decode_references if transcript.format in SUBTITLES and format != "vtt"
              else _escape_vtt if format == "vtt" and transcript.format != "vtt" else str)
     # JSON word records that carry their spaces (Whisper's " Don" "'t") are joined as they
     # are written; records that carry none (WhisperX) get a space between words
@@ -128,11 +130,37 @@ def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool,
                                            and needs_space(out[-1].text, token.text))
             space = ("\n" if line_breaks and ("\n" in gap or "<br" in gap.lower())
                      else " " if separate else "")
-            text = write(token.text)
+            closing, opening = _edge_references(gap, bool(out))
+            if closing:
+                out[-1] = replace(out[-1], text=out[-1].text + write(closing))
+            text = write(opening + token.text)
             out.append(Token(text, token.start, token.end, space if out else first))
             gap, after_record = "", bool(token.extra)
         gap += token.after
+    closing, _ = _edge_references(gap + " ", bool(out))
+    if closing:
+        out[-1] = replace(out[-1], text=out[-1].text + write(closing))
     return tuple(out)
+
+
+def _edge_references(gap: str, after_token: bool) -> tuple[str, str]:
+    """The characters that character references in the markup between two tokens stand for
+    ('&quot;' in '&quot;Stop&quot;', markup there since restoring would drop a quote that
+    was text), kept when the markup is dropped: those before the gap's first whitespace close
+    the token before (`after_token`), those after its last whitespace open the next."""
+    if "&" not in gap:
+        return "", ""
+    parts = re.split(r"\s+", gap)
+    head, tail = (parts[0], parts[-1]) if len(parts) > 1 else ("", gap)
+    if not after_token:
+        head, tail = "", head + tail
+    return _referenced(head), _referenced(tail)
+
+
+def _referenced(markup: str) -> str:
+    """The visible characters that the character references in `markup` stand for."""
+    return "".join(c for r in REFERENCE.findall(markup)
+                   if (c := html.unescape(r)).isprintable() and not c.isspace())
 
 
 def _carry_spaces(tokens: Sequence[Token]) -> bool:
