@@ -27,9 +27,15 @@ from pathlib import Path
 import numpy as np
 
 from punctum import artifact as artifacts
-from punctum import calibration
 from punctum.fileio import atomic_writer
-from punctum.runtime import Prediction, Punctuator, _post_bias, decide_case, window_settings
+from punctum.runtime import (
+    Prediction,
+    Punctuator,
+    _post_bias,
+    decide_case,
+    decide_marks,
+    window_settings,
+)
 from punctum.windows import WindowConfig
 
 KIND = artifacts.ENSEMBLE_KIND
@@ -90,8 +96,7 @@ class EnsemblePunctuator(Punctuator):
     def _combine(self, words: Sequence[str], predictions: Sequence[Prediction]) -> Prediction:
         post_probs = np.mean([p.post_probs for p in predictions], axis=0, dtype=np.float32)
         case_probs = np.mean([p.case_probs for p in predictions], axis=0, dtype=np.float32)
-        post = tuple(self.post_labels[i] for i in calibration.decide(post_probs,
-                                                                     self.post_bias))
+        post = decide_marks(words, post_probs, self.post_labels, self.post_bias)
         case = decide_case(words, case_probs, self.case_labels, self.capitalised,
                            self.inventory.abbreviations)
         return Prediction(tuple(words), post, case, post_probs, case_probs,

@@ -32,9 +32,12 @@ from punctum.text import (
     CAP,
     LOWER,
     MIX,
+    NULL,
     UPPER,
     holds_word,
     is_address,
+    is_cut_word,
+    is_i,
     is_initialism,
     is_lowercase_initialism,
     is_number_with_ending,
@@ -266,8 +269,7 @@ class Punctuator:
             has = encoding.label_positions >= 0
             post_probs[has] = post_sub[encoding.label_positions[has]]
             case_probs[has] = case_sub[encoding.label_positions[has]]
-        post = tuple(self.post_labels[i] for i in calibration.decide(post_probs,
-                                                                     self.post_bias))
+        post = decide_marks(words, post_probs, self.post_labels, self.post_bias)
         case = decide_case(words, case_probs, self.case_labels, self.capitalised,
                            self.inventory.abbreviations)
         return Prediction(tuple(words), post, case, post_probs, case_probs, self.post_labels,
@@ -391,6 +393,21 @@ class Punctuator:
             yield part
 
 
+def decide_marks(words: Sequence[str], post_probs: np.ndarray, post_labels: Sequence[str],
+                 post_bias: np.ndarray | None = None) -> tuple[str, ...]:
+    """Each word's mark: the most probable label under the decision biases
+    (`calibration.decide`), except after a word cut off (`text.is_cut_word`: "i- i think"),
+    which the next word goes on from without one.
+
+    Args:
+        words: (n,) normalised words.
+        post_probs: (n, n_post) float probabilities over post_labels.
+    """
+    post = [post_labels[i] for i in calibration.decide(post_probs, post_bias)]
+    return tuple(NULL if is_cut_word(w) and i + 1 < len(words) else p
+                 for i, (w, p) in enumerate(zip(words, post)))
+
+
 def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Sequence[str],
                 capitalised: frozenset = frozenset(),
                 abbreviations: frozenset = frozenset()) -> tuple[str, ...]:
@@ -400,7 +417,9 @@ def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Seque
     (`text.is_number_with_ending`: 2nd, 1990s) are written in lowercase, a dotted
     initialism (`text.is_initialism`: s.o.s) predicted CAP or MIX is UPPER and e.g, i.e,
     a.m, p.m predicted UPPER are LOWER (capitalised only at a sentence start) and a listed
-    abbreviation (`Inventory.abbreviations`: mr, dr) predicted UPPER is CAP.
+    abbreviation (`Inventory.abbreviations`: mr, dr) predicted UPPER is CAP, and a word cut
+    off (`text.is_cut_word`: th-) predicted UPPER is LOWER (its letters read as an acronym),
+    as is the word after it predicted CAP (unless "I" or a name: the sentence goes on).
 
     Args:
         words: (n,) normalised words.
@@ -411,8 +430,12 @@ def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Seque
         case = [CAP if c == LOWER and w in capitalised else c for w, c in zip(words, case)]
     case = [UPPER if c in (CAP, MIX) and is_initialism(w) else
             LOWER if c == UPPER and is_lowercase_initialism(w) else  # e.g., not E.G.
-            CAP if c == UPPER and w in abbreviations else c  # Mr, not MR
+            CAP if c == UPPER and w in abbreviations else  # Mr, not MR
+            LOWER if c == UPPER and is_cut_word(w) and len(w) > 2 else c  # th-, not TH-
             for w, c in zip(words, case)]
+    case = [LOWER if c == CAP and i and is_cut_word(words[i - 1]) and not is_i(w)
+            and w not in capitalised else c  # "th- the thing": the same sentence goes on
+            for i, (w, c) in enumerate(zip(words, case))]
     return tuple(LOWER if c != LOWER and (is_address(w) or is_number_with_ending(w)) else c
                  for w, c in zip(words, case))
 

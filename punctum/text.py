@@ -174,6 +174,8 @@ def _build_lookup(inv: Inventory) -> dict:
         for form in (mark.text, *mark.aliases):
             for char in form:
                 post.setdefault(char, mark.name)
+    if "-" in post:  # other dashes than the inventory lists (‐ ‑ ‒): the hyphen's mark,
+        post |= {c: post["-"] for c in _DASHES if c not in post}  # not dropped unseen
     pre = {char: m.name for m in inv.pre_marks for char in m.text + "".join(m.aliases)}
     strip = set(_QUOTES + _BRACKETS + _DASHES + "…" + _INVISIBLE + inv.extra_strip) | \
         set(post) | set(pre)
@@ -546,13 +548,37 @@ def _extend_core(token: str, start: int, end: int, inv: Inventory,
         start -= 1
     elif lead == "." and core[:1].isdigit() and _opens_number(token[:start - 1]):
         start -= 2 if token[:start - 1].endswith(tuple(_DIGIT_SIGNS)) else 1  # .5, -.5, (.5)
+    elif lead == "-":  # "-rf", "->", "-_-", "<--": hyphens glued to the word are its own
+        start = _hyphens_taken(token, start, core, -1)
     trail = token[end] if end < len(token) else "\0"
     quoted = single_open or (not elided and lead in _LEAD_APOSTROPHES)  # 'bus', not bus'
     if trail in _APOSTROPHES and (
             (core[-1:] in ("s", "S") and len(core) > 1 and not quoted)  # students'
             or (elided and lower_word(core) == "n")):  # rock 'n' roll
         end += 1
+    elif trail == "-":  # "i-", "th-": a word cut off (as transcripts write it); "<-"
+        end = _hyphens_taken(token, end, core, 1)
     return start, end
+
+
+def _hyphens_taken(token: str, at: int, core: str, step: int) -> int:
+    """The core's edge at `at` moved over the ASCII hyphens next to it (`step` -1: before
+    it, 1: after it) when they belong to the word: one alone at the token's edge ("-rf",
+    "i-", "we-." with a mark after it; after quotes or brackets: '"-i"'), or any run of
+    them beside a core of symbols ("-->", "<--", "-_-"); a dash before or after a word
+    ("--and", "so--", "so- -") or with a mark before it (",-and") is a mark."""
+    edge = at
+    while 0 < edge if step < 0 else edge < len(token):
+        if token[edge - 1 if step < 0 else edge] != "-":
+            break
+        edge += step
+    beyond = token[:edge] if step < 0 else token[edge:]  # (quotes and brackets: '"-i"')
+    run = abs(edge - at)
+    if (any(c not in _WRAPPING for c in beyond) if step < 0 else
+            beyond[:1] in tuple(_DASHES)) or not (
+            run == 1 or not any(c.isalnum() for c in core)):
+        return at
+    return edge
 
 
 def _is_decade(core: str) -> bool:
@@ -894,8 +920,18 @@ def _symbol_match(token: str) -> re.Match | None:
     neither: one character looked at)."""
     first = token[:1]
     if first in ("<", "["):
-        return _TAG.match(token)
+        return _TAG.match(token) or (_OTHER_EMOTICON.match(token) if first == "[" else None)
+    if first in _OTHER_EMOTICON_FIRST:
+        return _OTHER_EMOTICON.match(token)
     return _EMOTICON.match(token) if first in (":", ";", "=") else None
+
+
+# emoticons of other shapes, as whole tokens: a nose between ("8-)", "B-)"), brows before
+# (">:(", ">;-)") or turned round ("(:", "(-:", "):")
+_OTHER_EMOTICON = re.compile(
+    r"(?:[8B][-^][()DPp|]|>[:;=][-'^]?[()\[\]DPp|/\\]|[()\[\]][-'^]?[:;=])(?![\w(:;=])")
+_OTHER_EMOTICON_FIRST = "8B>()]"
+_NOSE_OR_EYES = ("-", "^", ":", ";", "=")  # (after the first character, or none)
 
 
 def _joined_match(piece: str, depth: int, word_char: re.Pattern) -> re.Match | None:
@@ -967,7 +1003,8 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
                  space_after: bool = True) -> None:
     inv = builder.inv
     lookup = inv._lookup
-    if (piece[0] in ":;=<[" or piece[0] in _WRAPPING) and space_before and space_after:
+    if (piece[0] in ":;=<[" or piece[0] in _WRAPPING or piece[0] in _OTHER_EMOTICON_FIRST
+            and piece[1:2] in _NOSE_OR_EYES) and space_before and space_after:
         symbol = piece.rstrip(_INVISIBLE)  # (invisible characters at its end are dropped)
         if symbol and _emoticon_token(symbol, lookup["word_char"]):  # ":D", "<unk>", "(:D)"
             _parse_wordless(symbol, builder, space_before, space_after)
@@ -1198,6 +1235,11 @@ _LOWERCASE_INITIALISMS = frozenset({"e.g", "i.e", "a.m", "p.m"})
 def is_i(word: str) -> bool:
     """"I" and its contractions (i'm, i'll, i’d), Capitalised wherever they stand."""
     return word == "i" or word.startswith(("i'", "i’"))
+
+
+def is_cut_word(word: str) -> bool:
+    """A word cut off as transcripts write it, its hyphen kept: "i-", "th-" ("i- i think")."""
+    return len(word) > 1 and word[-1] == "-" and word[-2].isalnum()
 
 
 def is_lowercase_initialism(word: str) -> bool:

@@ -682,6 +682,20 @@ def test_dotted_initialisms_are_written_in_capitals():
         == "We sent S.O.S."
 
 
+def test_a_word_cut_off_takes_no_mark_nor_capitals_and_its_sentence_goes_on():
+    from punctum.runtime import decide_case, decide_marks
+
+    words = ("th-", "the", "i-", "i", "we-")
+    post_probs = np.tile(np.array([[0.1, 0.8, 0.1]], np.float32), (5, 1))  # COMMA first
+    assert decide_marks(words, post_probs, ("O", "COMMA", "PERIOD")) == \
+        ("O", "COMMA", "O", "COMMA", "COMMA")  # (the last word's mark: the text's end)
+    case_probs = np.tile(np.array([[0.1, 0.2, 0.7, 0]], np.float32), (5, 1))  # UPPER first
+    case_probs[[1, 3]] = [0.1, 0.8, 0.1, 0]  # CAP
+    labels = ("LOWER", "CAP", "UPPER", "MIX")
+    assert decide_case(words, case_probs, labels) == ("LOWER", "LOWER", "UPPER", "CAP", "LOWER")
+    assert decide_case(words, case_probs, labels, frozenset({"the"}))[1] == "CAP"  # a name
+
+
 def test_capitalised_words_are_never_lower(tiny_artifact, tmp_path):
     from punctum.runtime import decide_case
 

@@ -55,8 +55,11 @@ ADVERSARIAL = [
 
 
 def _without_joined_emoji(token: str) -> str:
+    """The token without emoji and emoticons joined to its word ("thanks👍", "0=)")."""
+    word_char = get_inventory("en")._lookup["word_char"]
     while (joined := text._JOINED_EMOJI.search(token)) and any(
-            c.isalnum() for c in token[:joined.start()]):  # "a😀.😀": both
+            c.isalnum() for c in token[:joined.start()]) or (
+            joined := text._joined_match(token, 0, word_char)):  # "a😀.😀": both
         token = token[:joined.start()] + token[joined.end():]
     return token
 
@@ -728,6 +731,31 @@ def test_a_sentence_end_after_another_mark_keeps_both_as_written(written, post):
     assert render(parsed) == written and parse(render(parsed)) == parsed
     if post:
         assert parsed.post[0] == post
+
+
+@pytest.mark.parametrize("written, word", [
+    ("a -> b", "->"), ("a <-- b", "<--"), ("so -_- ok", "-_-"), ("rm -rf it", "-rf"),
+    ("i- i think", "i-"), ('the "-i" flag', "-i"), ("(-rf) it", "-rf"), ("we-. so", "we-")])
+def test_hyphens_glued_to_a_word_or_a_symbol_are_its_own(written, word):
+    parsed = parse(written)
+    assert word in parsed.words and set(parsed.post) <= {PERIOD if "." in written else NULL,
+                                                         NULL}
+    assert render(parsed.without_written_marks()) == written
+
+
+@pytest.mark.parametrize("written, post", [("well -- and", COMMA), ("well-- and", COMMA),
+                                           ("so - and", COMMA), ("--and then", NULL)])
+def test_dashes_apart_from_a_word_or_before_marks_are_marks(written, post):
+    assert parse(written).post[0] == post and "-" not in "".join(parse(written).words)
+
+
+@pytest.mark.parametrize("emoticon", ["8-)", "B-)", ">:(", ">;-)", "(:", "(-:", "):"])
+def test_emoticons_of_other_shapes_stay_whole(emoticon):
+    parsed = parse(f"we said {emoticon} then")
+    assert parsed.words == ("we", "said", "then")
+    assert render(parsed.without_written_marks()) == f"we said {emoticon} then"
+    assert parse("it is B-12 and 8-10 people").words == ("it", "is", "b-12", "and", "8-10",
+                                                         "people")
 
 
 @pytest.mark.parametrize("written", ["see you tomorrow:D", "nice:-P", "ok:p!"])
