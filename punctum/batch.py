@@ -111,8 +111,9 @@ class FileOptions:
         if self.input_format != "auto":
             return self.input_format
         inner = os.path.splitext(path[:-3])[1].lower()
-        if path.lower().endswith(".gz") and inner not in (".srt", ".vtt", ".ctm", ".json",
-                                                          ".jsonl", ".csv", ".tsv", ".txt"):
+        if path.lower().endswith(".gz") and inner not in (
+                ".srt", ".vtt", ".ctm", ".json", ".jsonl", ".csv", ".tsv", ".txt",
+                *formats.UNREAD):  # (refused by `detect_format`)
             return "text"  # compressed text is read line by line
         return formats.detect_format(path)
 

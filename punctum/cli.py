@@ -476,7 +476,7 @@ def _restore_sources(args, options) -> list:
             raise FileNotFoundError(f"{path}: no such file")
     return [_stdin_source(args, default) if path == "-" else
             Source(path, options.input_format_of(path)) if os.path.isfile(path) else
-            Source(path, default)  # a pipe: -i <(command)
+            _stdin_source(args, default, path)  # a pipe: -i <(command), told apart as stdin
             for path in args.input]
 
 
@@ -497,26 +497,28 @@ def _argument_text(texts: list[str], errors: str) -> str:
                          ) from None
 
 
-def _stdin_source(args, default: str):
-    """Standard input as a Source: gunzipped when gzip's, its format told apart by its first
-    lines when --format is auto (`formats.sniff_lines`)."""
+def _stdin_source(args, default: str, pipe: str | None = None):
+    """Standard input (or the named `pipe`: -i <(command)) as a Source: gunzipped when
+    gzip's, its format told apart by its first lines when --format is auto
+    (`formats.sniff_lines`)."""
     from punctum.batch import Source
     from punctum.corpora import decode_lines, gunzipped, starts_with_bom
 
-    stream = gunzipped(sys.stdin.buffer)
+    name = "<stdin>" if pipe is None else pipe
+    stream = gunzipped(sys.stdin.buffer if pipe is None else open(pipe, "rb"))
     # lines keep their endings where the format's reader wants them: a table's (CR inside
     # cells), a file piped in (written back with CRLF if it has it); text's are dropped
     ended = args.format == "auto" or default != "text"
-    bom = starts_with_bom(stream, "<stdin>")
-    lines = (line for _, line in decode_lines(stream, "<stdin>", args.errors, keep_ends=ended))
+    bom = starts_with_bom(stream, name)
+    lines = (line for _, line in decode_lines(stream, name, args.errors, keep_ends=ended))
     if args.format != "auto":
-        return Source("<stdin>", default, lines, line_ends=ended, bom=bom)
+        return Source(name, default, lines, line_ends=ended, bom=bom)
     from punctum.formats import sniff_lines
 
-    found, lines = sniff_lines(lines)  # subtitles, JSON or CTM piped in
+    found, lines = sniff_lines(lines, name)  # subtitles, JSON or CTM piped in
     if found == "text":
-        return Source("<stdin>", found, (line.rstrip("\r\n") for line in lines), bom=bom)
-    return Source("<stdin>", found, lines, line_ends=True, bom=bom)
+        return Source(name, found, (line.rstrip("\r\n") for line in lines), bom=bom)
+    return Source(name, found, lines, line_ends=True, bom=bom)
 
 
 def _check_output_suffix(target: str | None, output_format: str, name: str) -> None:

@@ -441,6 +441,31 @@ def test_a_named_pipe_is_read_once_as_text(tiny_artifact, tmp_path, capsys):
     assert code == 0 and len(lines) == 2 and normalize(lines[0]) == ["we", "see", "a", "boat"]
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_named_pipe_is_told_apart_as_standard_input_is(tiny_artifact, tmp_path, capsys):
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    srt = "1\n00:00:01,000 --> 00:00:02,500\nwe see a boat\n"
+    writer = threading.Thread(target=lambda: pipe.write_text(srt, encoding="utf-8"))
+    writer.start()
+    code, out, _ = _restore(["-i", str(pipe)], tiny_artifact, capsys)  # -i <(cat talk.srt)
+    writer.join()
+    assert code == 0 and out.splitlines()[:2] == ["1", "00:00:01,000 --> 00:00:02,500"]
+
+
+@pytest.mark.parametrize("name", ["talk.ass", "talk.sbv", "talk.TextGrid", "talk.sbv.gz"])
+def test_timed_text_formats_punctum_does_not_read_are_refused(tiny_artifact, tmp_path,
+                                                               capsys, name):
+    source = tmp_path / name
+    source.write_bytes(b"0:00:00.000,0:00:02.000\nwe see a boat\n")
+    code, out, err = _restore(["-i", str(source)], tiny_artifact, capsys)
+    assert code == 2 and out == "" and "is not a format punctum reads" in err
+    assert len(err.strip().splitlines()) == 1
+    if not name.endswith(".gz"):
+        code, out, _ = _restore(["-i", str(source), "--format", "text"], tiny_artifact, capsys)
+        assert code == 0 and "boat" in out.lower()
+
+
 def test_one_unreadable_file_among_several_does_not_stop_the_others(tiny_artifact, tmp_path,
                                                                       capsys):
     good, bad, other = (tmp_path / name for name in ("a.txt", "b.txt", "c.txt"))

@@ -45,6 +45,7 @@ boundaries).
 
 
 from punctum.formats.files import (
+    UNREAD,
     detect_format,
     dumps,
     loads,
@@ -73,7 +74,7 @@ from punctum.formats.transcript import (
 
 __all__ = ["EXTENSIONS", "FORMATS", "INDEPENDENT_CUES", "KEYED", "SUBTITLES", "TABLES",
            "UNTIMED", "Cue",
-           "ResegmentOptions", "Token", "Transcript", "convert", "detect_format", "dumps",
+           "ResegmentOptions", "Token", "Transcript", "convert", "detect_format", "UNREAD", "dumps",
            "format_time", "loads", "read", "resegment", "restore_lines", "restore_transcript",
            "sniff_format", "sniff_lines",
            "split_tokens", "without_repeats", "word_pauses", "write"]

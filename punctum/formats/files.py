@@ -35,6 +35,11 @@ from punctum.formats.transcript import FORMATS, TABLES, Transcript
 
 _SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".txt": "text", ".ctm": "ctm", ".csv": "csv",
              ".tsv": "tsv"}
+# timed-text formats that look like text but are not: refused by name (also before .gz)
+UNREAD = {".ass": "Advanced SubStation Alpha", ".ssa": "SubStation Alpha",
+           ".sbv": "YouTube's SBV", ".sub": "MicroDVD/SubViewer", ".textgrid": "Praat TextGrid",
+           ".ttml": "TTML", ".dfxp": "DFXP", ".scc": "Scenarist SCC", ".stl": "EBU STL",
+           ".lrc": "LRC lyrics"}
 
 
 # ----------------------------------------------------------------------------- public API
@@ -52,6 +57,10 @@ def detect_format(path: str | Path) -> str:
     suffix = path.suffix.lower()
     if suffix == ".gz":  # x.srt.gz: the extension before .gz
         suffix = Path(path.stem).suffix.lower()
+    if suffix in UNREAD:  # (restored as text, their markup and times would be mangled)
+        raise ValueError(f"{path}: {UNREAD[suffix]} is not a format punctum reads; convert "
+                         f"it to SRT or WebVTT first (e.g. ffmpeg -i {path.name} out.srt), "
+                         f"or give --format text to restore it as plain text")
     if suffix in _SUFFIXES:
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
