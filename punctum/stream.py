@@ -39,6 +39,16 @@ if TYPE_CHECKING:
 _DEEP = 1 << 20  # a bracket depth no text closes: count_open_brackets without its floor
 
 
+def _depth_before_last_word(text: str, opened: int, inventory) -> int:
+    """The brackets open before the last token of `text` that holds a word, `opened` before
+    it: where that word is read again from when a feed brings its marks ("great:)" + "?",
+    whose emoticon closes no bracket when none is open)."""
+    tokens = whitespace_tokens(text)
+    last = max((i for i, token in enumerate(tokens) if holds_word(token, inventory)),
+               default=0)
+    return count_open_brackets(" ".join(tokens[:last]), opened, inventory)
+
+
 class Stream:
     """Restores words as they arrive: each word is finalised once `lookahead` words of right
     context have followed it (the on-device paper's streaming use), the rest at `flush()`.
@@ -74,6 +84,7 @@ class Stream:
         self._words_fed = 0
         self._quoted_end = False  # the last final word ends in a quoted ! or ?
         self._brackets = 0  # brackets open after the text fed so far
+        self._before_last = 0  # and before the last pending word (read again with marks)
         # a final last word's (mark the input gave it, the model's label), counted with the
         # next feed, which may bring its mark (`_close_final_word`)
         self._unmarked: tuple[str, str] | None = None
@@ -170,10 +181,12 @@ class Stream:
         open_quote = (self._quotes - count_straight_quotes(again)) % 2 == 1  # before `again`
         self._quotes += count_straight_quotes(text)
         inventory = self.punctuator.inventory
-        opened = max(self._brackets - (count_open_brackets(again, _DEEP, inventory) - _DEEP), 0)
+        opened = self._before_last if took_word else max(
+            self._brackets - (count_open_brackets(again, _DEEP, inventory) - _DEEP), 0)
         self._brackets = count_open_brackets(again + text, opened, inventory)
         parsed = parse(again + text, inventory, open_quote=open_quote, open_brackets=opened)
         if len(parsed):
+            self._before_last = _depth_before_last_word(again + text, opened, inventory)
             self._pending.append(parsed)
             self._wordless = ""
             first = self._words_fed - took_word == 0  # the stream's first word opens `parsed`

@@ -864,13 +864,14 @@ _EMOTICON = re.compile(r"[:;=][-'^]?(?:[()\[\]{}]+|[DPpOo3Xx/\\|*](?![\w/\\]))")
 # selectors and zero-width joiners inside the run; written after the word, as ":)" is
 _EMOJI = "\U0001F000-\U0001FAFF\u2600-\u27BF\u2B50\u2B55\u2B1B\u2B1C"
 _JOINED_EMOTICON = re.compile(  # (or ":D", ":-P", ":p" closing a word: "tomorrow:D"; or
-    # after emoji joined to one: "thanks👍:)")
-    rf"(?<=[^\W_]|[.!?,{_EMOJI}\uFE0F])[:;=][-'^]?(?:[)\]}}]+|[(\[{{]+|[DPp])"
-    r"(?=[.,!?;…]*$)")
+    # after emoji joined to one: "thanks👍:)", or an invisible character; before marks and
+    # closing quotes: "great:)!\"")
+    rf"(?<=[^\W_]|[.!?,{_EMOJI}\uFE0F{_INVISIBLE}])[:;=][-'^]?(?:[)\]}}]+|[(\[{{]+|[DPp])"
+    r"(?=[.,!?;…]*[\"'”’»]*[.,!?;…]*$)")
 _JOINED_EMOJI = re.compile(  # (after a letter or digit: `_joined_emoji`)
     rf"[{_EMOJI}][{_EMOJI}\uFE0F\u200D]*(?=[.,!?;:…]*[\"'”’»)\]}}]*[.,!?;:…]*$)")
 _OPENING, _CLOSING = "([{", ")]}"
-_MARKS_BEFORE_EMOTICON = ".,!?…"  # "great ?:)": marks of the word before
+_MARKS_BEFORE_EMOTICON = ".,!?…" + _DASHES  # "great ?:)", ".[noise]": the word before's
 _ANY_BRACKET = re.compile(r"[()\[\]{}]")
 
 
@@ -960,6 +961,12 @@ def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
     (").", '”。」'); a piece that opens something ("(", "(-)") is kept as written up to its
     last quote or bracket, as is an emoticon (":)", then its marks: ":)!")."""
     lookup = builder.inv._lookup
+    wrapped = len(piece) - len(piece.lstrip(_WRAPPING))  # ('"[noise]': the tag's own "[")
+    start = next((k for k in range(1, min(wrapped, 3) + 1) if _symbol_match(piece[k:])), 0)
+    if start and builder.opens(piece[:start]):  # '"<unk>', "(:P": what opens, then it
+        _parse_wordless(piece[:start], builder, space_before, False)
+        _parse_wordless(piece[start:], builder, False, space_after)
+        return
     lead = len(piece) - len(piece.lstrip(_MARKS_BEFORE_EMOTICON))
     emoticon = _symbol_match(piece[lead:])
     if emoticon:  # "?:)": the word before's mark, then the emoticon
@@ -976,11 +983,12 @@ def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
         builder.add_closing(piece[first:], space_before and not first)
         return
     last = max(i for i, c in enumerate(piece) if c in lookup["kept"]) + 1
+    closes = unicodedata.category(piece[last - 1]) in ("Pe", "Pf")  # "'[noise],": spaced
     builder.add_orphan_token(piece[first:last], space_before and not first,
-                             space_after and last == len(piece))
-    if last < len(piece):
+                             space_after and (last == len(piece) or closes))
+    if last < len(piece):  # "(-": written after the word before, "(" before the next
         post, mark, _, _ = _trail(piece[last:], lookup)
-        builder.add_orphan_marks(NULL, post, mark, True)
+        builder.add_orphan_marks(NULL, post, mark, not builder.pending_before)
 
 
 def _parse_emoticon(piece: str, end: int, builder: _Builder, space_before: bool,
@@ -1007,6 +1015,13 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
             and piece[1:2] in _NOSE_OR_EYES) and space_before and space_after:
         symbol = piece.rstrip(_INVISIBLE)  # (invisible characters at its end are dropped)
         if symbol and _emoticon_token(symbol, lookup["word_char"]):  # ":D", "<unk>", "(:D)"
+            _parse_wordless(symbol, builder, space_before, space_after)
+            return
+    elif piece[0] in _MARKS_BEFORE_EMOTICON and space_before and space_after:
+        symbol = piece.rstrip(_INVISIBLE)  # ".[noise]", "-<unk>": marks, then a tag
+        lead = len(symbol) - len(symbol.lstrip(_MARKS_BEFORE_EMOTICON))
+        if lead < len(symbol) and _symbol_match(symbol[lead:]) and _emoticon_token(
+                symbol[lead:], lookup["word_char"]):
             _parse_wordless(symbol, builder, space_before, space_after)
             return
     if piece[-1] not in lookup["strip"] and piece[0] not in lookup["strip"] and (

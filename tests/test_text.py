@@ -749,6 +749,25 @@ def test_dashes_apart_from_a_word_or_before_marks_are_marks(written, post):
     assert parse(written).post[0] == post and "-" not in "".join(parse(written).words)
 
 
+@pytest.mark.parametrize("written, before", [
+    ('"<unk> hello', '"<unk> '), ("(:P), yes", "(:P) "), ("'[noise], yes", "'[noise] "),
+    ('"[noise]" yes', '"[noise]" ')])
+def test_a_tag_or_emoticon_after_an_opening_quote_or_bracket_is_kept(written, before):
+    parsed = parse(written)
+    assert len(parsed) == 1 and parsed.edges[0].before == before
+    assert parse(render(parsed)) == parsed
+
+
+@pytest.mark.parametrize("written, post", [("hello .[laughter] yes", PERIOD),
+                                           ("well -[noise] ok", COMMA),
+                                           ("great:).’ so", PERIOD), ("thanks\u200b:) so", NULL)])
+def test_marks_glued_to_a_tag_or_an_emoticon_are_the_word_befores(written, post):
+    parsed = parse(written)
+    assert len(parsed) == 2 and parsed.post[0] == post
+    rendered = render(parsed)
+    assert parse(rendered) == parsed and ("[" in rendered or ":)" in rendered)
+
+
 @pytest.mark.parametrize("emoticon", ["8-)", "B-)", ">:(", ">;-)", "(:", "(-:", "):"])
 def test_emoticons_of_other_shapes_stay_whole(emoticon):
     parsed = parse(f"we said {emoticon} then")
