@@ -156,6 +156,9 @@ def _decode(raw: bytes, name: str, line_no: int, errors: str = "strict") -> str:
     try:
         text = raw.decode("utf-8", errors=errors)
     except UnicodeDecodeError as error:
+        if line_no <= 3 and b"\0" in raw:  # (NUL bytes and bad UTF-8 at the start)
+            raise ValueError(f"{name}:{line_no}: looks like a binary file, not text (NUL "
+                             f"bytes and bytes that are not UTF-8)") from None
         raise NotUtf8Error(f"{name}:{line_no}: not valid UTF-8 ({error.reason} at byte "
                            f"{error.start})") from None
     return text.removeprefix("\ufeff") if line_no == 1 else text
@@ -164,11 +167,16 @@ def _decode(raw: bytes, name: str, line_no: int, errors: str = "strict") -> str:
 def _looks_utf16(line: bytes, line_no: int) -> bool:
     """Whether one of a file's first lines is UTF-16: a byte-order mark opening the file, or
     NUL bytes as every other byte of ASCII letters ("h\\0e\\0l\\0..."), which UTF-8 text
-    never holds (a blank first line is one byte: the next one shows it)."""
+    never holds (a blank first line is one byte: the next one shows it); not NUL bytes
+    here and there, as in a binary file (an executable: not UTF-8, said so after)."""
     if line_no == 1 and line[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return True
     sample = line[:200]
-    return len(sample) >= 4 and sample.count(0) * 3 >= len(sample)
+    if len(sample) < 4:
+        return False
+    halves = sample[0::2], sample[1::2]  # UTF-16LE's NULs stand at odd bytes, BE's at even
+    return any(one.count(0) * 5 >= len(one) * 4 and other.count(0) * 5 <= len(other)
+               for one, other in (halves, halves[::-1]))  # (a binary file: NULs anywhere)
 
 
 # ----------------------------------------------------------------------------- Che format

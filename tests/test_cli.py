@@ -44,6 +44,15 @@ def test_utf16_text_is_named_not_restored_as_letters(tiny_artifact, tmp_path, ca
     assert err.count("\n") == 1
 
 
+def test_a_binary_file_is_named_so_not_utf16(tiny_artifact, tmp_path, capsys):
+    source = tmp_path / "program"
+    source.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(9) + b"\x03\x00>\x00\x01" + bytes(7)
+                       + b"\xd0\x8f\x00\x00\xc8\xff" + bytes(30) + b"@\x008\x00\r\x00")
+    code, out, err = _restore(["-i", str(source)], tiny_artifact, capsys)
+    assert code == 2 and out == "" and "looks like a binary file" in err
+    assert err.count("\n") == 1
+
+
 def test_restore_arguments(tiny_artifact, capsys):
     code, out, _ = _restore([SAMPLE], tiny_artifact, capsys)
     assert code == 0 and normalize(out) == SAMPLE.split()

@@ -59,7 +59,7 @@ def test_missing_binary_and_bad_gzip_files(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such file"):
         list(iter_lines(tmp_path / "missing.txt"))
     (tmp_path / "bin.txt").write_bytes(b"ok\n\xff\xfe\x00bad\n")
-    with pytest.raises(ValueError, match="bin.txt:2: not valid UTF-8"):
+    with pytest.raises(ValueError, match="bin.txt:2: looks like a binary file"):
         list(iter_lines(tmp_path / "bin.txt"))
     (tmp_path / "plain.gz").write_bytes(b"not gzip at all\n")  # known by its bytes
     assert list(iter_lines(tmp_path / "plain.gz")) == ["not gzip at all"]
