@@ -9,6 +9,7 @@ The reference's marks and case are stripped, the model restores the words, and
 """
 
 import argparse
+import sys
 
 import punctum
 from punctum.evaluation import join_texts, score
@@ -32,4 +33,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, ValueError) as error:  # a missing or unreadable file: one line
+        sys.exit(f"{sys.argv[0]}: error: {error}")

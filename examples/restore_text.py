@@ -20,4 +20,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, ValueError) as error:  # a missing or unreadable file: one line
+        sys.exit(f"{sys.argv[0]}: error: {error}")

@@ -9,6 +9,7 @@ more words have followed it; `flush()` finishes the text when the speaker stops.
 """
 
 import argparse
+import sys
 
 import punctum
 
@@ -31,4 +32,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, ValueError) as error:  # a missing or unreadable file: one line
+        sys.exit(f"{sys.argv[0]}: error: {error}")
