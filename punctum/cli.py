@@ -57,10 +57,11 @@ def _add_eval(subparsers) -> None:
     parser.add_argument("--ref", required=True, help="reference file")
     parser.add_argument("--hyp", required=True, help="hypothesis file")
     parser.add_argument("--format", dest="ref_format", default="auto",
-                        choices=["auto", "che", "text", "tsv", "xml"],
-                        help="reference format (default: guessed)")
+                        choices=["auto", "che", "text", "tsv", "xml", "transcript"],
+                        help="reference format (default: guessed; transcript: SRT, WebVTT, "
+                             "JSON or CTM, as restore reads them)")
     parser.add_argument("--hyp-format", default="auto",
-                        choices=["auto", "che", "text", "tsv", "xml"],
+                        choices=["auto", "che", "text", "tsv", "xml", "transcript"],
                         help="hypothesis format (default: guessed)")
     parser.add_argument("--language", default="en", help="label inventory (default: en)")
     parser.add_argument("--text-column", default="text", help="TSV text column")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -42,7 +43,7 @@ from punctum.text import (
     parse,
 )
 
-FORMATS = ("che", "text", "tsv", "xml")
+FORMATS = ("che", "text", "tsv", "xml", "transcript")
 
 
 @dataclass(frozen=True)
@@ -130,17 +131,37 @@ def _format_bootstrap(result: metrics.BootstrapResult) -> str:
 # ----------------------------------------------------------------------------- loading
 
 def detect_format(path: str | Path) -> str:
-    """Guess a file's format from its name and first line."""
+    """Guess a file's format from its name and first line: a transcript (subtitles, JSON,
+    CTM: `formats.detect_format`) is "transcript"."""
     name = Path(path).name.lower().removesuffix(".gz")
     if name.endswith(".xml"):
         return "xml"
     if name.endswith(".tsv"):
         return "tsv"
+    if name.endswith((".srt", ".vtt", ".json", ".jsonl", ".ctm")):
+        return "transcript"
     first = next(iter_lines(path), "")
     fields = first.split("\t")
     if len(fields) == 2 and fields[1] in CHE_LABELS:
         return "che"
+    if not name.endswith(".txt") or _TRANSCRIPT_START.match(first.lstrip("\ufeff")):
+        from punctum import formats
+
+        if formats.detect_format(path) not in ("text", "csv", "tsv"):
+            return "transcript"
     return "text"
+
+
+# the first line of subtitles or JSON that a .txt file may hold (others are text)
+_TRANSCRIPT_START = re.compile(r"\s*(?:WEBVTT|\d+\s*$|\d[\d:.,]* --> |[{\[])")
+
+
+def _transcript_texts(path: str | Path) -> list[str]:
+    """The texts of a transcript file (SRT, WebVTT, Whisper/Vosk/NeMo JSON, CTM, ...) as
+    `punctum restore --to text` writes them: one per document, markup dropped."""
+    from punctum import formats
+
+    return [cue.text for cue in formats.convert(formats.read(path), "text").cues]
 
 
 def load_scored(path: str | Path, fmt: str = "auto", language: str | Inventory = "en",
@@ -165,6 +186,8 @@ def _load_scored(path: str | Path, fmt: str, language: str | Inventory,
         units = [u.text for u in iter_tsv(path, text_column=text_column)]
     elif fmt == "xml":
         units = list(iter_xml_segments(path))
+    elif fmt == "transcript":
+        units = _transcript_texts(path)
     else:
         units = list(iter_lines(path))
     return _join_units([_parsed(u, language) for u in units])

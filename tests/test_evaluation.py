@@ -69,6 +69,19 @@ def test_aligned_scores_hand_computed(tmp_path):
     assert (result.case.overall.tp, result.case.overall.fn) == (0, 2)
 
 
+@pytest.mark.parametrize("name, content", [
+    ("hyp.srt", "1\n00:00:01,000 --> 00:00:02,000\nYes, <i>hello</i>, world.\n\n"
+                "2\n00:00:02,000 --> 00:00:03,000\nHow are you?\n"),
+    ("hyp.txt", "WEBVTT\n\n00:00:01.000 --> 00:00:03.000\nYes, hello, world. How are you?\n"),
+    ("hyp.json", json.dumps({"segments": [{"start": 0, "end": 2, "text": " Yes, hello, world."},
+                                          {"start": 2, "end": 3, "text": " How are you?"}]}))])
+def test_a_restored_transcript_is_scored_by_its_words_not_its_cue_numbers(tmp_path, name,
+                                                                          content):
+    ref = _write(tmp_path, "ref.txt", "Yes, hello, world. How are you?\n")
+    result = evaluate_files(ref, _write(tmp_path, name, content), EvalOptions())
+    assert result.alignment is None and result.punct.overall.f1 == 1.0  # (the same words)
+
+
 def test_tsv_by_utterance_id_and_mid_final(tmp_path):
     ref = _write(tmp_path, "ref.tsv", "utt_id\ttext\na\tOne, two.\nb\tThree four?\n")
     hyp = _write(tmp_path, "hyp.tsv", "utt_id\ttext\nb\tThree, four?\na\tOne, two\n")
@@ -140,7 +153,7 @@ def test_cli_tables_json_and_plot(tmp_path, che_ref, capsys):
 @pytest.mark.parametrize(
     "name, content, message",
     [("missing.txt", None, "no such file"),
-     ("binary.txt", b"\x00\xff\xfe garbage", "not valid UTF-8"),
+     ("binary.txt", b"\x00\xff\xfe garbage", "looks like a binary file"),
      ("bad.che", "a\tO\nb\tWHAT\n", "unknown label 'WHAT'"),
      ("bad.gz", b"\x1f\x8b\x08\x00 broken gzip", "cannot be read")],
 )

@@ -239,8 +239,9 @@ def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript
     """The transcript in `raw`, a file's text as decoded: its newlines normalised (see
     `_normalise_newlines`), except in tables, whose rows keep their own line endings."""
     text, meta = _normalise_newlines(raw)
-    if format == "auto":
+    if format == "auto":  # (subtitles saved as .txt are subtitles, as in `detect_format`)
         format = _SUFFIXES.get(Path(name).suffix.lower()) or sniff_format(text, name)
+        format = (_subtitle_start(text) or "text") if format == "text" else format
     if format in TABLES:  # an Excel cell holds "\n" in a file of "\r\n" rows
         text, meta = raw.removeprefix("\ufeff"), {**meta, "newline": "\n"}
     readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt,
