@@ -63,6 +63,7 @@ class _Timed:
     voice: str = ""  # the WebVTT voice tag the token is spoken in ("<v Bob>"), or ""
     turn: bool = False  # the token opens a speaker's turn or line ("JOHN:", a dialogue dash)
     overlaps: bool = False  # the first token of a cue that starts before an earlier one ends
+    sound: bool = False  # in a cue of annotations alone ("[Music]"): kept a cue of its own
 
 
 # A WebVTT timestamp tag inside cue text: when the word after it is spoken (karaoke style,
@@ -88,7 +89,8 @@ def resegment(transcript: Transcript, options: ResegmentOptions | None = None,
     to the first new cue that starts at or after the cue they preceded). WebVTT voice spans
     (`<v Bob>`) are kept: a new cue starts where the voice changes, and each cue opens with
     its voice's tag. A speaker's turn (`annotations`: "JOHN:", ">>", a dialogue dash) starts
-    a new sentence on a new line.
+    a new sentence on a new line. A cue of annotations alone ("[Music]", "(applause)") stays
+    a cue of its own, at its own time, never joined to words spoken before or after it.
     The lines roll-up captions repeat are left out (`rolling.without_repeats`).
 
     Args:
@@ -136,12 +138,14 @@ def _timed_tokens(transcript: Transcript, inventory: Inventory) -> list[_Timed]:
         notes = find_annotations(cue.tokens)
         opens = [t in notes.turns or t in notes.dashes
                  for t, token in enumerate(cue.tokens) if token.text]
+        sound = bool(notes.kept_out) and not notes.turns and all(
+            t in notes.kept_out for t, token in enumerate(cue.tokens) if token.text)
         for token, (start, end), voice, turn in zip(tokens, spans, voices, opens):
             start = max(start, previous_end)
             previous_end = end = max(end, start)
             words = parse(token.text, inventory)
             timed.append(_Timed(token, start, end, _mark(words, inventory), voice, turn,
-                                overlaps))
+                                overlaps, sound))
             overlaps = False
     return timed
 
@@ -204,8 +208,9 @@ def _group(timed: list[_Timed], options: ResegmentOptions,
     groups: list[list[_Timed]] = []
     current: list[_Timed] = []
     for sentence in _sentences(timed, final):
-        if current and current[-1].voice == sentence[0].voice and \
-                not sentence[0].overlaps and _fits(current + sentence, options):
+        if current and current[-1].voice == sentence[0].voice and not sentence[0].overlaps \
+                and current[-1].sound == sentence[0].sound and _fits(current + sentence,
+                                                                     options):
             current += sentence
             continue
         if current:
@@ -221,8 +226,8 @@ def _sentences(timed: list[_Timed], final: frozenset[str]) -> list[list[_Timed]]
     sentences: list[list[_Timed]] = [[]]
     for item in timed:
         if sentences[-1] and (sentences[-1][-1].voice != item.voice or item.turn
-                              or item.overlaps):
-            sentences.append([])  # a new speaker starts a new sentence
+                              or item.overlaps or sentences[-1][-1].sound != item.sound):
+            sentences.append([])  # a new speaker (or a cue of sounds) starts a new sentence
         sentences[-1].append(item)
         if item.mark in final:
             sentences.append([])
