@@ -280,7 +280,8 @@ def _run_restore(args) -> int:
     targets = [_restore_target(args.output, s, len(sources), options) for s in sources]
     streamed = args.output is not None and standard_stream(args.output) is not None
     for source, target in zip(sources, targets):
-        _check_output_suffix(target, options.output_format(source.format), source.name)
+        _check_output_suffix(target, options.output_format(source.format), source.name,
+                             options.as_json or options.to == "json")
     if not streamed:
         _check_distinct_targets(targets, sources)
         files = [s.name for s in sources if s.lines is None]
@@ -522,9 +523,11 @@ def _stdin_source(args, default: str, pipe: str | None = None):
     return Source(name, found, lines, line_ends=True, bom=bom)
 
 
-def _check_output_suffix(target: str | None, output_format: str, name: str) -> None:
+def _check_output_suffix(target: str | None, output_format: str, name: str,
+                         json_lines: bool = False) -> None:
     """ValueError when -o names a subtitle file of another format than is written (SRT in
-    out.vtt, JSON in out.srt could not be read back as their names say)."""
+    out.vtt, JSON in out.srt could not be read back as their names say), or a JSON file
+    for plain text (`json_lines`: text written as JSON lines, --json)."""
     if target is None or standard_stream(target) is not None:
         return
     suffix = os.path.splitext(target.lower().removesuffix(".gz"))[1]
@@ -532,6 +535,14 @@ def _check_output_suffix(target: str | None, output_format: str, name: str) -> N
     if named is not None and named != output_format:
         raise ValueError(f"{target}: the output of {name} is {output_format}, not {named}; "
                          f"add --to {named} to convert it, or name the file otherwise")
+    from punctum.batch import JSON_FORMATS
+
+    if suffix in (".json", ".jsonl") and output_format not in JSON_FORMATS and not (
+            output_format == "text" and json_lines):
+        add = "--json for one JSON object per line" if output_format == "text" else \
+            "--to json to convert it"
+        raise ValueError(f"{target}: the output of {name} is {output_format}, not JSON; add "
+                         f"{add}, or name the file otherwise")
 
 
 def _check_distinct_targets(targets: list, sources: list) -> None:

@@ -171,6 +171,21 @@ def test_an_output_named_as_another_subtitle_format_is_refused(tiny_artifact, tm
     assert code == 0 and (tmp_path / "out.vtt").read_text().startswith("WEBVTT")
 
 
+@pytest.mark.parametrize("name, content, add", [
+    ("a.txt", "we see a boat\n", "--json"),
+    ("a.srt", "1\n00:00:01,000 --> 00:00:02,000\nwe see a boat\n", "--to json")])
+def test_an_output_named_json_holds_json(tiny_artifact, tmp_path, capsys, name, content, add):
+    source = tmp_path / name
+    source.write_text(content, encoding="utf-8")
+    target = tmp_path / "out.json"
+    code, _, err = _restore(["-i", str(source), "-o", str(target)], tiny_artifact, capsys)
+    assert code == 2 and f"not JSON; add {add}" in err and not target.exists()
+    code, _, _ = _restore(["-i", str(source), "-o", str(target), *add.split()],
+                          tiny_artifact, capsys)
+    assert code == 0 and json.loads(target.read_text().splitlines()[0] if name == "a.txt"
+                                    else target.read_text())
+
+
 def test_text_restored_as_json_lines_is_named_jsonl(tiny_artifact, tmp_path, capsys):
     source = tmp_path / "talk.txt"
     source.write_text("we see a boat\n", encoding="utf-8")
