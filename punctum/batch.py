@@ -169,6 +169,7 @@ class Source:
         line_ends: whether `lines` keep their line endings (a table read from stdin).
         bom: whether `lines` came after a byte-order mark (decoding drops it; it is
             written back).
+        newline: the line ending text `lines` came with (stdin's first line's), written back.
     """
 
     name: str
@@ -176,6 +177,7 @@ class Source:
     lines: Iterable[str] | None = None
     line_ends: bool = False
     bom: bool = False
+    newline: str = "\n"
 
 
 def output_name(name: str, input_format: str, output_format: str,
@@ -271,7 +273,7 @@ def _text_style(source: Source) -> tuple[bool, str]:
     first line ends so (the file is read line by line, so the first line decides), CR when
     it has carriage returns and no line feed in its first megabyte."""
     if source.lines is not None or not os.path.isfile(source.name):  # a pipe is read once
-        return source.bom, "\n"
+        return source.bom, source.newline
     from punctum.corpora import open_binary
 
     try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import itertools
 import logging
 import math
 import os
@@ -518,8 +519,12 @@ def _stdin_source(args, default: str, pipe: str | None = None):
     from punctum.formats import sniff_lines
 
     found, lines = sniff_lines(lines, name)  # subtitles, JSON or CTM piped in
-    if found == "text":
-        return Source(name, found, (line.rstrip("\r\n") for line in lines), bom=bom)
+    if found == "text":  # (written back with the first line's ending: CRLF kept)
+        first = next(lines, "")
+        newline = first[len(first.rstrip("\r\n")):] or "\n"
+        return Source(name, found, (line.rstrip("\r\n") for line in
+                                    itertools.chain([first] if first else [], lines)),
+                      bom=bom, newline=newline)
     return Source(name, found, lines, line_ends=True, bom=bom)
 
 

@@ -432,6 +432,17 @@ def test_a_text_file_keeps_its_byte_order_mark_and_crlf(tiny_artifact, tmp_path,
     assert normalize(data.decode("utf-8-sig")) == "we see a boat so what do you think".split()
 
 
+@pytest.mark.parametrize("ending", [b"\r\n", b"\r", b"\n"])
+def test_text_piped_in_keeps_its_line_endings(tiny_artifact, tmp_path, capsys, monkeypatch,
+                                              ending):
+    data = ending.join([b"we see a boat", b"", b"so what do you think", b""])
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    code, _, _ = _restore(["-o", str(tmp_path / "out.txt")], tiny_artifact, capsys)
+    written = (tmp_path / "out.txt").read_bytes()
+    assert code == 0 and written.count(ending) == 3
+    assert normalize(written.decode()) == "we see a boat so what do you think".split()
+
+
 def test_a_text_file_with_carriage_returns_alone_keeps_its_lines(tiny_artifact, tmp_path,
                                                                    capsys):
     source = tmp_path / "mac.txt"
