@@ -710,3 +710,13 @@ def test_init_from_corrupt_safetensors_weights_is_one_line(tiny_artifact, tmp_pa
     (folder / "weights.safetensors").write_bytes(data[:len(data) // 3])
     with pytest.raises(ValueError, match="weights.safetensors: not readable"):
         recover_state_dict(folder)
+
+
+def test_known_native_warnings_are_dropped_and_others_kept(capfd):
+    from punctum.train.export import native_warnings_dropped
+
+    with native_warnings_dropped(("shape inference of prim::PackPadded",)):
+        os.write(2, b"[W shape_type_inference.cpp] The shape inference of prim::PackPadded\n")
+        os.write(2, b"something else went wrong\n")
+    err = capfd.readouterr().err
+    assert "PackPadded" not in err and "something else went wrong" in err

@@ -12,12 +12,14 @@ torch model on sample windows and records the per-word label agreement.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import json
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import warnings
 from pathlib import Path
@@ -164,11 +166,37 @@ def export_onnx(model: torch.nn.Module, path: Path) -> None:
         axes["pauses"] = {0: "batch", 1: "time"}
     # The exporter warns about packed-sequence shape inference and batch sizes; the parity
     # check below is what tells whether the graph is right.
-    with torch.no_grad(), warnings.catch_warnings():
+    with torch.no_grad(), warnings.catch_warnings(), native_warnings_dropped(_KNOWN_WARNINGS):
         warnings.simplefilter("ignore")
         torch.onnx.export(model, inputs, str(path), input_names=input_names(model),
                           output_names=OUTPUT_NAMES, dynamic_axes=axes, opset_version=17,
                           dynamo=False)
+
+
+# what torch's C++ code prints to stderr while it exports an LSTM (its packed sequences have
+# no shape inference; the exported graph is checked against torch afterwards)
+_KNOWN_WARNINGS = ("shape inference of prim::PackPadded", "shape inference of prim::PadPacked")
+
+
+@contextlib.contextmanager
+def native_warnings_dropped(known: tuple[str, ...]):
+    """Within the block, lines that native code writes to the stderr file descriptor (which
+    Python's warnings filters do not reach) are held back; afterwards those holding none of
+    `known` are written to stderr as they were."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            lines = held.read().decode("utf-8", "replace").splitlines(keepends=True)
+            sys.stderr.write("".join(line for line in lines
+                                     if not any(k in line for k in known)))
 
 
 def quantize_int8(source: Path, target: Path, per_channel: bool = False) -> None:
