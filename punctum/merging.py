@@ -38,8 +38,8 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
     `--keep-existing` keeps the input's marks and cases where it has them; a word written
     in lowercase takes the model's case unless the input writes case (`cased`; None: as
     `writes_case` finds for `given`): then its lowercase words are the writer's too ("the
-    theatre actor", not "the Theatre Actor"), and only the sentences the model ends start
-    with a capital (`render`'s sentence case).
+    theatre actor", not "the Theatre Actor"; "i", "i'm" excepted: "I"), and only the
+    sentences the model ends start with a capital (`render`'s sentence case).
 
     A listed abbreviation (`Inventory.abbreviations`: mr, dr) that the model itself writes
     Capitalised (not MS, DR, nor a word capitalised.json makes Capitalised), before a
@@ -48,8 +48,9 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
     post, case, forms = list(prediction.post), list(prediction.case), [None] * len(given)
     if options.keep_existing:
         post = [g if g != NULL else p for g, p in zip(given.post, post)]
-        if writes_case(given) if cased is None else cased:
-            case = list(given.case)
+        if writes_case(given) if cased is None else cased:  # (but "i": never a writer's)
+            case = [CAP if c == LOWER and is_i(w) else c for w, c in zip(given.words,
+                                                                         given.case)]
         else:
             case = [g if g != LOWER else c for g, c in zip(given.case, case)]
     if not options.case:

@@ -243,6 +243,10 @@ def test_keep_existing_keeps_the_lowercase_words_of_a_text_that_writes_case(punc
     capitals = replace(prediction, case=tuple(CAP for _ in given.words))  # a model's CAPs
     labelled = written_labels(given, capitals, options, punctuator.inventory)
     assert labelled.case == given.case  # "John" says the text writes case
+    pronoun = parse("so i think i'm done and John left")  # "i" is never the writer's choice
+    lowered = replace(prediction, words=pronoun.words, case=(LOWER,) * len(pronoun))
+    case = written_labels(pronoun, lowered, options, punctuator.inventory).case
+    assert (case[1], case[2], case[3]) == (CAP, LOWER, CAP)
     uncased = parse("we saw the theatre actor in new york and john left")  # ASR output
     assert written_labels(uncased, capitals, options, punctuator.inventory).case[1:] == \
         (CAP,) * 10
