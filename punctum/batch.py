@@ -25,7 +25,7 @@ import os
 import re
 import sys
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -211,6 +211,7 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
         if not live:  # (a live pipe is not read ahead)
             head = list(itertools.islice(lines, _SAMPLE_LINES))
             note_punctuated(source.name, head, options.restore)
+            note_utterance_ids(source.name, head)
             lines = itertools.chain(head, lines)
         chunks = (_stream_words(punctuator, lines, options.restore, options.stream_lookahead)
                   if options.stream_lookahead is not None else
@@ -307,6 +308,30 @@ _PUNCTUATED_SHARE = 0.04
 _SENTENCE_MARKS = tuple(".,?!;:")
 _SAMPLE_LINES = 200  # lines (or cues) looked at
 _warned: list[str] = []  # inputs named so far in this process
+
+
+# the first token of a Kaldi `text` line: an utterance id with digits and - or _ in it
+# ("spk1-utt1", "1272-128104-0000", "utt_001"); a number alone or a word is not one
+_UTTERANCE_ID = re.compile(r"(?=\S*\d)(?=\S*[A-Za-z_-])[\w.]+(?:[-_][\w.]+)+")
+
+
+def note_utterance_ids(name: str, lines: Sequence[str]) -> bool:
+    """Say (once a process) when every line of text starts with what looks like an
+    utterance id (Kaldi's `text`: "spk1-utt1 so what"): read as text, its ids are restored
+    as words; --format kaldi keeps them. Returns whether it said so."""
+    firsts = [line.split(None, 1)[0] for line in lines if len(line.split(None, 1)) == 2]
+    if len(firsts) < 2 or len(firsts) < sum(bool(line.strip()) for line in lines) or \
+            len(set(firsts)) < len(firsts) or _warned_ids or not all(
+            _UTTERANCE_ID.fullmatch(first) for first in firsts):  # (ids differ line by line)
+        return False
+    _warned_ids.append(name)
+    log.warning("%s: every line starts with what looks like an utterance id (%s); read as "
+                "text, the ids get marks and capitals as words do (--format kaldi keeps them "
+                "as they are)", name, firsts[0])
+    return True
+
+
+_warned_ids: list[str] = []
 
 
 def note_punctuated(name: str, texts: Iterable[str], options: RestoreOptions) -> bool:

@@ -217,3 +217,17 @@ def test_stream_without_lookahead_keeps_marks_that_open_a_line(bundled, lines):
     assert normalize(written) == normalize(" ".join(lines))
     assert [t for t in written.split() if not any(c.isalnum() for c in t)] == [
         t for t in " ".join(lines).split() if not any(c.isalnum() for c in t)]
+
+
+def test_text_whose_lines_start_with_utterance_ids_is_named_once(caplog, monkeypatch):
+    from punctum import batch
+    from punctum.batch import note_utterance_ids
+
+    monkeypatch.setattr(batch, "_warned_ids", [])
+    not_ids = [["2024 was a good year", "2023 was bad"],  # numbers alone
+               ["covid-19 is over now", "covid-19 was bad"],  # the same token: no ids
+               ["spk1-utt1 so what", "and then we left"], ["spk1-utt1 so what"]]
+    assert not any(note_utterance_ids("a.txt", lines) for lines in not_ids)
+    kaldi = ["spk1-utt1 so what do you think", "", "spk1-utt2 i think it is great"]
+    assert note_utterance_ids("text", kaldi) and "--format kaldi" in caplog.text
+    assert not note_utterance_ids("text2", ["1272-128104-0000 hello", "1272-128104-0001 hi"])
