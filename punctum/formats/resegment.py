@@ -64,6 +64,7 @@ class _Timed:
     turn: bool = False  # the token opens a speaker's turn or line ("JOHN:", a dialogue dash)
     overlaps: bool = False  # the first token of a cue that starts before an earlier one ends
     sound: bool = False  # in a cue of annotations alone ("[Music]"): kept a cue of its own
+    ends: bool = False  # its mark ends a sentence (where a line break goes first)
 
 
 # A WebVTT timestamp tag inside cue text: when the word after it is spoken (karaoke style,
@@ -82,9 +83,11 @@ def resegment(transcript: Transcript, options: ResegmentOptions | None = None,
     holds whole sentences while they fit together (so that a short "Yes." does not flash by
     alone); a sentence that does not fit in one cue
     is cut after its last marked word in the second half of the cue, else after the last
-    word that fits. Lines are filled greedily. Times are made monotone (a token never
-    starts before the previous one ends), except that a cue that starts before an earlier
-    one ends (two speakers at once) keeps its words' times in cues of its own. Cue markup,
+    word that fits. Lines are filled greedily, then each break moves back to its line's
+    last sentence end (or a mark in the line's second half) where the words fit below.
+    Times are made monotone (a token never starts before the previous one ends), except
+    that a cue that starts before an earlier one ends (two speakers at once) keeps its
+    words' times in cues of its own. Cue markup,
     settings and identifiers are dropped (SRT cues are numbered again; VTT NOTE blocks move
     to the first new cue that starts at or after the cue they preceded). WebVTT voice spans
     (`<v Bob>`) are kept: a new cue starts where the voice changes, and each cue opens with
@@ -144,8 +147,9 @@ def _timed_tokens(transcript: Transcript, inventory: Inventory) -> list[_Timed]:
             start = max(start, previous_end)
             previous_end = end = max(end, start)
             words = parse(token.text, inventory)
-            timed.append(_Timed(token, start, end, _mark(words, inventory), voice, turn,
-                                overlaps, sound))
+            mark = _mark(words, inventory)
+            timed.append(_Timed(token, start, end, mark, voice, turn, overlaps, sound,
+                                mark in inventory.sentence_final))
             overlaps = False
     return timed
 
@@ -276,7 +280,34 @@ def _wrap(group: list[_Timed], width: int) -> list[list[_Timed]]:
         else:
             lines.append([item])
             length = len(item.token.text)
+    return _marked_breaks(lines, width)
+
+
+def _marked_breaks(lines: list[list[_Timed]], width: int) -> list[list[_Timed]]:
+    """Greedy lines with each break moved back to the last mark of its line (a sentence's
+    end, or any mark in the line's second half: "the plan?" / "I think", not "the plan? I" /
+    "think") where the words moved still fit on the next line."""
+    for number in range(len(lines) - 1):
+        line, after = lines[number], lines[number + 1]
+        if after[0].turn:
+            continue
+        room = width - _line_length(after)
+        half = _line_length(line) / 2
+        for k in range(len(line) - 2, -1, -1):
+            moved = line[k + 1:]
+            if _line_length(moved) + len(after[0].token.before or " ") > room:
+                break
+            if line[k].ends or (
+                    line[k].mark != NULL and _line_length(line[:k + 1]) >= half):
+                lines[number], lines[number + 1] = line[:k + 1], moved + after
+                break
     return lines
+
+
+def _line_length(line: list[_Timed]) -> int:
+    """Characters of a line's words and the spaces between them."""
+    return sum(len(item.token.text) for item in line) + sum(
+        len(item.token.before) for item in line[1:])
 
 
 def _build_cue(group: list[_Timed], options: ResegmentOptions) -> Cue:
