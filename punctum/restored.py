@@ -135,7 +135,7 @@ class Restored:
                 entry["abbreviated"] = True
             if edges := self.labelled.edges[i]:  # quotes, brackets, tokens such as ":)"
                 entry |= {k: v for k, v in (("written_mark", edges.written_mark(mark)),
-                                            ("before", edges.lead + edges.before),
+                                            ("before", edges.opening()),
                                             ("after", edges.after))
                           if v}
             words.append(entry)

@@ -274,8 +274,10 @@ class Edges:
             text (";" or "..." for PERIOD, "—" for COMMA, "?!"), and that label: `render`
             writes `mark` while the word's label is still `mark_of` (`--keep-existing`).
         lead: marks written before a text's first word, which no word before it can take
-            ("... " in "... and then", "--" in "--and"): written before `before` as long as
-            the written marks are kept (`--keep-existing`), dropped with them otherwise.
+            ("... " in "... and then", "--" in "--and", "!" in '!" and'): written at
+            `lead_at` in `before` (after the quotes, brackets or tags written before them:
+            "(! wow") as long as the written marks are kept (`--keep-existing`), dropped
+            with them otherwise.
     """
 
     before: str = ""
@@ -284,6 +286,12 @@ class Edges:
     mark: str = ""
     mark_of: str = NULL
     lead: str = ""
+    lead_at: int = 0
+
+    def opening(self) -> str:
+        """What is written before the word: `before` with the lead in it."""
+        return self.before[:self.lead_at] + self.lead + self.before[self.lead_at:] \
+            if self.lead else self.before
 
     def written_mark(self, post: str) -> str:
         """The mark as written for label `post` ("" where the label's own text applies)."""
@@ -293,7 +301,7 @@ class Edges:
         """These edges without the written mark and lead (None when nothing else is left)."""
         if not (self.before or self.after):
             return None
-        return replace(self, mark="", mark_of=NULL, lead="")
+        return replace(self, mark="", mark_of=NULL, lead="", lead_at=0)
 
 
 @dataclass(frozen=True)
@@ -635,6 +643,7 @@ class _Builder:
     pending_before: list = field(default_factory=list)  # tokens opening the next word
     pending_space: bool = True  # whether whitespace stood before the first of them
     pending_lead: str = ""  # marks before the text's first word ("... " in "... and")
+    pending_lead_at: int = 0  # where in the pending tokens they stand ('"' in '"... and')
     tail: list = field(default_factory=list)  # (token, closes) after the last word
     straight_quotes: int = 0  # '"' seen so far: a lone one opens when the count is even
     single_open: int = 0  # words left in a single quote a word opened ('the), not closed
@@ -665,7 +674,8 @@ class _Builder:
             and self.inv.word_unit == "char"  # "好的 ） 「 吗": the space before 「 stays
         before = " " * bool(spaced) + "".join(self.pending_before) + before
         lead, self.pending_lead = self.pending_lead, ""
-        self.edges.append(Edges(before, after, mark_at, mark, post if mark else NULL, lead)
+        self.edges.append(Edges(before, after, mark_at, mark, post if mark else NULL, lead,
+                                self.pending_lead_at if lead else 0)
                           if before or after or mark or lead else None)
         self.pending_pre, self.pending_before, self.pending_space = NULL, [], True
 
@@ -770,11 +780,21 @@ class _Builder:
         else:  # before the next word, after what already waits for it ("[ ]")
             self._pend(token + " " * space_after, space_before)
 
-    def add_lead(self, marks: str) -> None:
-        """Marks before the text's first word ("...", "--"): kept for it as written
-        (`Edges.lead`); a text without words drops them, as other wordless marks."""
-        if not self.words and not self.pending_before and marks.strip():
-            self.pending_lead += marks  # (after quotes or brackets: dropped, as before)
+    def add_lead(self, marks: str, offset: int = 0, glued: bool = False) -> None:
+        """Marks before the text's first word ("...", "--", "(!"): kept for it as written
+        (`Edges.lead`, where they stand among the quotes, brackets and tags before it); a
+        text without words drops them, as other wordless marks. Marks on both sides of such
+        a token ('! " ?') keep the first ones. `offset`: characters of the word's own
+        `before` ahead of them ('"' of '"...and'); `glued`: written before the space after
+        the last token waiting for the word ("<unk>? so")."""
+        if self.words or not marks.strip():
+            return
+        at = sum(map(len, self.pending_before)) + offset
+        if glued and self.pending_before and self.pending_before[-1].endswith(" "):
+            at -= 1
+        if self.pending_lead and at != self.pending_lead_at:
+            return
+        self.pending_lead, self.pending_lead_at = self.pending_lead + marks, at
 
     def add_joined(self, emoticon: str) -> None:
         """An emoticon joined to the last word ("tomorrow:)"): a new mark goes after it."""
@@ -973,12 +993,16 @@ def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
         if lead:
             post, mark, _, _ = _trail(piece[:lead], lookup)
             builder.add_orphan_marks(NULL, post, mark, not space_before)
+            if not builder.words and post != NULL:  # (none before it: the text's lead)
+                builder.add_lead(piece[:lead])
         _parse_emoticon(piece[lead:], emoticon.end(), builder, space_before, space_after)
         return
     first = next(i for i, c in enumerate(piece) if c in lookup["kept"])
     if first:
         post, mark, _, _ = _trail(piece[:first], lookup)
         builder.add_orphan_marks(NULL, post, mark, not space_before)
+        if not builder.words and post != NULL:  # '!" and': the text's lead
+            builder.add_lead(piece[:first])
     if not builder.opens(piece[first:]):
         builder.add_closing(piece[first:], space_before and not first)
         return
@@ -989,6 +1013,8 @@ def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
     if last < len(piece):  # "(-": written after the word before, "(" before the next
         post, mark, _, _ = _trail(piece[last:], lookup)
         builder.add_orphan_marks(NULL, post, mark, not builder.pending_before)
+        if not builder.words and post != NULL:  # "(! wow": the text's lead, after the "("
+            builder.add_lead(piece[last:] + " " * space_after)
 
 
 def _parse_emoticon(piece: str, end: int, builder: _Builder, space_before: bool,
@@ -998,13 +1024,15 @@ def _parse_emoticon(piece: str, end: int, builder: _Builder, space_before: bool,
     lookup = builder.inv._lookup
     rest = piece[end:]
     kept_after = any(c in lookup["kept"] for c in rest)
+    post, mark, _, _ = _trail(rest, lookup) if rest and not kept_after else (NULL, "", "", 0)
     builder.add_orphan_token(piece[:end], space_before,
                              not kept_after and (space_after or bool(rest)))
     if kept_after:
         _parse_wordless(rest, builder, False, space_after)
     elif rest:
-        post, mark, _, _ = _trail(rest, lookup)
         builder.add_orphan_marks(NULL, post, mark, True)
+        if post != NULL and not builder.words:  # "<unk>? so": the text's lead, before the
+            builder.add_lead(rest, glued=True)  # space after the tag
 
 
 def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
@@ -1064,8 +1092,8 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     start, end = _extend_core(piece, start, end, inv, builder.single_open > 0)
     post, mark, _, _ = _trail(piece[:start], lookup)
     builder.add_orphan_marks(NULL, post, mark, not space_before)  # "a ,b", "时间：2020年"
-    if post != NULL and not builder.words:  # "...and", '--"and': marks before the first word
-        builder.add_lead(_opening_marks(piece[:start], lookup))  # ('"...and': dropped)
+    if post != NULL and not builder.words:  # "...and", '--"and', '"...and': before the
+        builder.add_lead(*_opening_marks(piece[:start], lookup))  # first word
     pre = _edge_marks(piece[:start], lookup, "pre")
     abbreviated = piece[end:end + 1] == "." and (
         is_abbreviation(piece[start:end], inv.abbreviations)
@@ -1078,14 +1106,25 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     builder.add_word(written, pre, post, abbreviated, before, after, mark_at, mark)
 
 
-def _opening_marks(edge: str, lookup: dict) -> str:
-    """The post-marks that open a word's leading edge, before any quote, bracket or
-    pre-mark ("--" of '--"and'; "" for '"...and' or "¿...qué", whose order a lead would
-    change)."""
+def _opening_marks(edge: str, lookup: dict) -> tuple[str, int]:
+    """The post-marks in a word's leading edge and where they stand among its quotes and
+    brackets: those that open it ("--" of '--"and', at 0), else those that close it after
+    its quotes or brackets ("..." of '"...and', at 1); ("", 0) where a pre-mark stands among
+    them ("¿...qué", whose order a lead would change)."""
+    if any(c in lookup["pre"] for c in edge):
+        return "", 0
     end = 0
     while end < len(edge) and edge[end] in lookup["post"]:
         end += 1
-    return edge[:end]
+    if end:
+        return edge[:end], 0
+    start = len(edge)
+    while start and edge[start - 1] in lookup["post"]:
+        start -= 1
+    if edge[:start].rstrip()[-1:] in _LEAD_APOSTROPHES:  # "',0": the word takes it ('0)
+        return "", 0
+    kept = sum(c in lookup["kept"] for c in edge[:start])
+    return edge[start:], kept
 
 
 def _elides(apostrophe: str, word: str, inv: Inventory) -> bool:
@@ -1332,7 +1371,7 @@ def _with_edges(written: str, edges: Edges, post: str, abbreviated: bool,
                 mark_at = len(after.split(" ", 1)[0])
             else:
                 mark = ""
-    return edges.lead + edges.before + written + after[:mark_at] + mark + after[mark_at:]
+    return edges.opening() + written + after[:mark_at] + mark + after[mark_at:]
 
 
 def written_cases(labelled: Labelled, language: str | Inventory = "en", *,

@@ -375,8 +375,19 @@ def test_a_recognisers_tags_are_no_words_and_stay_as_written(source, words):
 
 
 def test_an_emoticon_keeps_the_space_after_it_where_its_marks_go():
-    assert render(parse(":D! see you")) == ":D see you"  # not ":Dsee"
+    assert render(parse(":D! see you").without_written_marks()) == ":D see you"  # not ":Dsee"
+    assert render(parse(":D! see you")) == ":D! see you"  # (as written: the text's lead)
 
+
+@pytest.mark.parametrize("written", ['!" and so', "(! wow", "<unk>? so", "[- yes",
+                                     '"...and then', '" ... and', "?:) so", "(... and"])
+def test_marks_before_the_first_word_stay_where_they_stand_among_its_tokens(written):
+    parsed = parse(written)
+    assert render(parsed) == written and parse(render(parsed)) == parsed
+    normal = render(parsed.without_written_marks())  # the marks dropped, the rest kept
+    kept = '"()[]<>:'
+    assert [c for c in normal if c in kept] == [c for c in written if c in kept]
+    assert not any(c in normal for c in "!?.-") and parse(normal).words == parsed.words
 
 @pytest.mark.parametrize("source", ["set x={} now", "arr=[] ok", "f x=() y"])
 def test_brackets_that_open_and_close_are_no_emoticon(source):
@@ -699,10 +710,16 @@ def test_emoji_joined_to_a_word_are_written_after_it_not_part_of_it(written, aft
     assert quoted.words[0] == "thanks" and render(quoted) == '"thanks👍" she said'
 
 
-@pytest.mark.parametrize("written", ['"...and then', "(--and) then", "¿...qué pasa"])
-def test_marks_after_a_quote_bracket_or_pre_mark_are_no_lead(written):
-    parsed = parse(written, "es" if "¿" in written else "en")
-    assert not (parsed.edges[0] and parsed.edges[0].lead)  # written first, it would move them
+@pytest.mark.parametrize("written, lead_at", [('"...and then', 1), ("(--and) then", 1),
+                                              ("¿...qué pasa", None)])
+def test_marks_after_a_quote_or_bracket_lead_after_them_not_after_a_pre_mark(written,
+                                                                              lead_at):
+    language = "es" if "¿" in written else "en"
+    edges = parse(written, language).edges[0]
+    if lead_at is None:  # written before the word with "¿", it would change their order
+        assert not (edges and edges.lead)
+    else:
+        assert edges.lead_at == lead_at and render(parse(written, language)) == written
 
 
 @pytest.mark.parametrize("written, words", [
