@@ -302,9 +302,10 @@ def _run_restore(args) -> int:
         _restore_one(punctuator, sources[0], targets[0], options)
         return 0
     failed = []  # several files: one that cannot be read does not stop the others
+    held = not (options.line_buffered or options.stream_lookahead is not None)
     for source, target in zip(sources, targets):
         try:
-            _restore_one(punctuator, source, target, options)
+            _restore_one(punctuator, source, target, options, held)
         except (ValueError, FileNotFoundError, UnicodeError, OSError) as error:
             if isinstance(error, BrokenPipeError):
                 raise
@@ -317,14 +318,25 @@ def _run_restore(args) -> int:
     return 0
 
 
-def _restore_one(punctuator, source, target, options) -> None:
-    """One input to stdout (target None) or into its file."""
+def _restore_one(punctuator, source, target, options, held: bool = False) -> None:
+    """One input to stdout (target None) or into its file; `held`: its output to stdout
+    written once it is whole (one of several inputs: a file that fails half-way writes
+    nothing, not half its text before the next file's)."""
+    import shutil
+    import tempfile
+
     from punctum.batch import restore_source, restore_to_path
 
-    if target is None:
-        restore_source(punctuator, source, sys.stdout, options)
-    else:
+    if target is not None:
         restore_to_path(punctuator, source, target, options)
+    elif not held:
+        restore_source(punctuator, source, sys.stdout, options)
+    else:  # (in memory up to 8 MB, then on disk)
+        with tempfile.SpooledTemporaryFile(8 << 20, mode="w+", encoding="utf-8",
+                                           newline="", errors="surrogateescape") as out:
+            restore_source(punctuator, source, out, options)
+            out.seek(0)
+            shutil.copyfileobj(out, sys.stdout)
 
 
 def _run_restore_folder(args) -> int:

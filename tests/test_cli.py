@@ -512,3 +512,13 @@ def test_one_unreadable_file_among_several_does_not_stop_the_others(tiny_artifac
                              f"{out}/"], tiny_artifact, capsys)
     assert code == 1 and sorted(p.name for p in out.iterdir()) == ["a.txt", "c.txt"]
     assert "b.txt:1: not valid UTF-8" in err and "1 of 3 files failed" in err
+
+
+def test_a_file_failing_half_way_among_several_to_stdout_writes_nothing(tiny_artifact,
+                                                                         tmp_path, capsys):
+    good, bad = tmp_path / "a.txt", tmp_path / "b.txt"
+    good.write_text("we see a boat\r\n", encoding="utf-8")
+    bad.write_bytes(b"so what do you think\n" * 300 + b"caf\xe9 ok\n")  # bad at line 301
+    code, out, err = _restore(["-i", str(bad), "-i", str(good)], tiny_artifact, capsys)
+    assert code == 1 and "b.txt:301: not valid UTF-8" in err
+    assert normalize(out) == ["we", "see", "a", "boat"] and out.endswith("\r\n")
