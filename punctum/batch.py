@@ -311,8 +311,10 @@ _warned: list[str] = []  # inputs named so far in this process
 
 
 # the first token of a Kaldi `text` line: an utterance id with digits and - or _ in it
-# ("spk1-utt1", "1272-128104-0000", "utt_001"); a number alone or a word is not one
-_UTTERANCE_ID = re.compile(r"(?=\S*\d)(?=\S*[A-Za-z_-])[\w.]+(?:[-_][\w.]+)+")
+# ("spk1-utt1", "utt_001", "1272-128104-0000": digits alone in three parts or more); a
+# number, a date (2024-01-05), a range (2019-20) or a word is not one
+_UTTERANCE_ID = re.compile(r"(?=\S*\d)(?=\S*[A-Za-z_])[\w.]+(?:[-_][\w.]+)+"
+                           r"|(?!\d{4}-\d\d-\d\d$)\d+(?:-\d+){2,}")
 
 
 def note_utterance_ids(name: str, lines: Sequence[str]) -> bool:

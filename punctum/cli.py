@@ -522,22 +522,22 @@ def _stdin_source(args, default: str, pipe: str | None = None):
     name = "<stdin>" if pipe is None else pipe
     stream = gunzipped(sys.stdin.buffer if pipe is None else open(pipe, "rb"))
     # lines keep their endings where the format's reader wants them: a table's (CR inside
-    # cells), a file piped in (written back with CRLF if it has it); text's are dropped
-    ended = args.format == "auto" or default != "text"
+    # cells), a file piped in (written back with CRLF if it has it); text's are dropped,
+    # its first line's written back
     bom = starts_with_bom(stream, name)
-    lines = (line for _, line in decode_lines(stream, name, args.errors, keep_ends=ended))
-    if args.format != "auto":
-        return Source(name, default, lines, line_ends=ended, bom=bom)
-    from punctum.formats import sniff_lines
+    lines = (line for _, line in decode_lines(stream, name, args.errors, keep_ends=True))
+    found = default
+    if args.format == "auto":
+        from punctum.formats import sniff_lines
 
-    found, lines = sniff_lines(lines, name)  # subtitles, JSON or CTM piped in
-    if found == "text":  # (written back with the first line's ending: CRLF kept)
-        first = next(lines, "")
-        newline = first[len(first.rstrip("\r\n")):] or "\n"
-        return Source(name, found, (line.rstrip("\r\n") for line in
-                                    itertools.chain([first] if first else [], lines)),
-                      bom=bom, newline=newline)
-    return Source(name, found, lines, line_ends=True, bom=bom)
+        found, lines = sniff_lines(lines, name)  # subtitles, JSON or CTM piped in
+    if found != "text":
+        return Source(name, found, lines, line_ends=True, bom=bom)
+    first = next(lines, "")
+    newline = first[len(first.rstrip("\r\n")):] or "\n"
+    return Source(name, found, (line.rstrip("\r\n") for line in
+                                itertools.chain([first] if first else [], lines)),
+                  bom=bom, newline=newline)
 
 
 def _check_output_suffix(target: str | None, output_format: str, name: str,

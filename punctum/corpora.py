@@ -175,7 +175,7 @@ def _looks_utf16(line: bytes, line_no: int) -> bool:
     if len(sample) < 4:
         return False
     halves = sample[0::2], sample[1::2]  # UTF-16LE's NULs stand at odd bytes, BE's at even
-    return any(one.count(0) * 5 >= len(one) * 4 and other.count(0) * 5 <= len(other)
+    return any(one.count(0) * 2 >= len(one) and other.count(0) * 4 <= len(other)
                for one, other in (halves, halves[::-1]))  # (a binary file: NULs anywhere)
 
 

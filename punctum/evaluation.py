@@ -152,8 +152,8 @@ def detect_format(path: str | Path) -> str:
     return "text"
 
 
-# the first line of subtitles or JSON that a .txt file may hold (others are text)
-_TRANSCRIPT_START = re.compile(r"\s*(?:WEBVTT|\d+\s*$|\d[\d:.,]* --> |[{\[])")
+# the first line of subtitles that a .txt file may hold (others are text)
+_TRANSCRIPT_START = re.compile(r"\s*(?:WEBVTT|\d+\s*$|\d[\d:.,]* --> )")
 
 
 def _transcript_texts(path: str | Path) -> list[str]:
@@ -161,7 +161,29 @@ def _transcript_texts(path: str | Path) -> list[str]:
     `punctum restore --to text` writes them: one per document, markup dropped."""
     from punctum import formats
 
-    return [cue.text for cue in formats.convert(formats.read(path), "text").cues]
+    try:
+        transcript = formats.read(path)
+    except ValueError:
+        texts = _json_line_texts(path)  # `punctum restore --json`: {"text", "words"} lines
+        if texts is None:
+            raise
+        return texts
+    return [cue.text for cue in formats.convert(transcript, "text").cues]
+
+
+def _json_line_texts(path: str | Path) -> list[str] | None:
+    """The "text" of each line of JSON objects (`punctum restore --json`), or None when a
+    line is not one."""
+    texts = []
+    for line in iter_lines(path):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+            return None
+        texts.append(record["text"])
+    return texts
 
 
 def load_scored(path: str | Path, fmt: str = "auto", language: str | Inventory = "en",

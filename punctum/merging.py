@@ -32,13 +32,15 @@ NO_MARKS = MarkCounts()
 
 
 def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOptions,
-                 abbreviations: frozenset = frozenset(), cased: bool | None = None) -> Labelled:
+                 abbreviations: frozenset = frozenset(), cased: bool | None = None,
+                 pronoun_i: bool = True) -> Labelled:
     """Combine predicted labels with what the input already had, as the options say.
 
     `--keep-existing` keeps the input's marks and cases where it has them; a word written
     in lowercase takes the model's case unless the input writes case (`cased`; None: as
     `writes_case` finds for `given`): then its lowercase words are the writer's too ("the
-    theatre actor", not "the Theatre Actor"; "i", "i'm" excepted: "I"), and only the
+    theatre actor", not "the Theatre Actor"; English "i", "i'm" excepted: "I", unless
+    `pronoun_i` is False: other languages), and only the
     sentences the model ends start with a capital (`render`'s sentence case).
 
     A listed abbreviation (`Inventory.abbreviations`: mr, dr) that the model itself writes
@@ -49,8 +51,8 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
     if options.keep_existing:
         post = [g if g != NULL else p for g, p in zip(given.post, post)]
         if writes_case(given) if cased is None else cased:  # (but "i": never a writer's)
-            case = [CAP if c == LOWER and is_i(w) else c for w, c in zip(given.words,
-                                                                         given.case)]
+            case = [CAP if c == LOWER and pronoun_i and is_i(w) else c
+                    for w, c in zip(given.words, given.case)]
         else:
             case = [g if g != LOWER else c for g, c in zip(given.case, case)]
     if not options.case:
@@ -122,7 +124,8 @@ def written_labels(given: Labelled, prediction: Prediction, options: RestoreOpti
         final = inventory.sentence_final
         counts = earlier + MarkCounts.of(counted_marks(given), prediction.post[:-1], final)
         prediction = fill_only(prediction, counts.written(), final, post_bias, capitalised)
-    labelled = merge_labels(given, prediction, options, inventory.abbreviations, cased=cased)
+    labelled = merge_labels(given, prediction, options, inventory.abbreviations, cased=cased,
+                            pronoun_i=inventory.language == "en")
     labelled = lower_within_sentences(labelled, given, options, inventory, capitalised,
                                       turns=sentence_ends, after_pause=after_pause)
     if closing and options.close_text:

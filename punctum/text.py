@@ -556,8 +556,9 @@ def _extend_core(token: str, start: int, end: int, inv: Inventory,
         start -= 1
     elif lead == "." and core[:1].isdigit() and _opens_number(token[:start - 1]):
         start -= 2 if token[:start - 1].endswith(tuple(_DIGIT_SIGNS)) else 1  # .5, -.5, (.5)
-    elif lead == "-":  # "-rf", "->", "-_-", "<--": hyphens glued to the word are its own
-        start = _hyphens_taken(token, start, core, -1)
+    elif lead == "-" and not any(c.isalpha() for c in core):  # "->", "-_-", "<--": glued to
+        start = _hyphens_taken(token, start, core, -1)  # symbols, hyphens are theirs ("-Hi":
+        # a dialogue dash, a mark)
     trail = token[end] if end < len(token) else "\0"
     quoted = single_open or (not elided and lead in _LEAD_APOSTROPHES)  # 'bus', not bus'
     if trail in _APOSTROPHES and (
@@ -571,10 +572,11 @@ def _extend_core(token: str, start: int, end: int, inv: Inventory,
 
 def _hyphens_taken(token: str, at: int, core: str, step: int) -> int:
     """The core's edge at `at` moved over the ASCII hyphens next to it (`step` -1: before
-    it, 1: after it) when they belong to the word: one alone at the token's edge ("-rf",
-    "i-", "we-." with a mark after it; after quotes or brackets: '"-i"'), or any run of
-    them beside a core of symbols ("-->", "<--", "-_-"); a dash before or after a word
-    ("--and", "so--", "so- -") or with a mark before it (",-and") is a mark."""
+    it, 1: after it) when they belong to the word: one alone at the token's edge (after a
+    word cut off: "i-", "we-." with a mark after it), or any run of them beside a core of
+    symbols ("-->", "<--", "-_-"; after quotes or brackets: '"->"'); a dash after a word
+    ("so--", "so-—") or with a mark between ("well,-") is a mark, as is one before letters
+    (`_extend_core`: "-Hello", a dialogue dash)."""
     edge = at
     while 0 < edge if step < 0 else edge < len(token):
         if token[edge - 1 if step < 0 else edge] != "-":
@@ -948,10 +950,10 @@ def _symbol_match(token: str) -> re.Match | None:
 
 
 # emoticons of other shapes, as whole tokens: a nose between ("8-)", "B-)"), brows before
-# (">:(", ">;-)") or turned round ("(:", "(-:", "):")
+# (">:(", ">;-)") or turned round ("(:", "(-:"; not "):", which closes a bracket in text)
 _OTHER_EMOTICON = re.compile(
-    r"(?:[8B][-^][()DPp|]|>[:;=][-'^]?[()\[\]DPp|/\\]|[()\[\]][-'^]?[:;=])(?![\w(:;=])")
-_OTHER_EMOTICON_FIRST = "8B>()]"
+    r"(?:[8B][-^][()DPp|]|>[:;=][-'^]?[()\[\]DPp|/\\]|\([-'^]?[:;=])(?![\w(:;=])")
+_OTHER_EMOTICON_FIRST = "8B>("
 _NOSE_OR_EYES = ("-", "^", ":", ";", "=")  # (after the first character, or none)
 
 
@@ -1287,13 +1289,16 @@ _LOWERCASE_INITIALISMS = frozenset({"e.g", "i.e", "a.m", "p.m"})
 
 
 def is_i(word: str) -> bool:
-    """"I" and its contractions (i'm, i'll, i’d), Capitalised wherever they stand."""
-    return word == "i" or word.startswith(("i'", "i’"))
+    """"I", cut off ("i-") and its contractions (i'm, i'll, i’d), Capitalised wherever they
+    stand."""
+    return word in ("i", "i-") or word.startswith(("i'", "i’"))
 
 
 def is_cut_word(word: str) -> bool:
-    """A word cut off as transcripts write it, its hyphen kept: "i-", "th-" ("i- i think")."""
-    return len(word) > 1 and word[-1] == "-" and word[-2].isalnum()
+    """A word cut off as transcripts write it, its hyphen kept: "i-", "th-" ("i- i think");
+    a single letter but "i" is not one (a grade: "a b-")."""
+    return len(word) > 1 and word[-1] == "-" and word[-2].isalnum() and (
+        len(word) > 2 or word == "i-")
 
 
 def is_lowercase_initialism(word: str) -> bool:

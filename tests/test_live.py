@@ -226,8 +226,11 @@ def test_text_whose_lines_start_with_utterance_ids_is_named_once(caplog, monkeyp
     monkeypatch.setattr(batch, "_warned_ids", [])
     not_ids = [["2024 was a good year", "2023 was bad"],  # numbers alone
                ["covid-19 is over now", "covid-19 was bad"],  # the same token: no ids
-               ["spk1-utt1 so what", "and then we left"], ["spk1-utt1 so what"]]
+               ["spk1-utt1 so what", "and then we left"], ["spk1-utt1 so what"],
+               ["2024-01-05 we met", "2024-01-06 we left"], ["2019-20 was hard", "2020-21 too"]]
     assert not any(note_utterance_ids("a.txt", lines) for lines in not_ids)
     kaldi = ["spk1-utt1 so what do you think", "", "spk1-utt2 i think it is great"]
     assert note_utterance_ids("text", kaldi) and "--format kaldi" in caplog.text
     assert not note_utterance_ids("text2", ["1272-128104-0000 hello", "1272-128104-0001 hi"])
+    monkeypatch.setattr(batch, "_warned_ids", [])  # (named once a process)
+    assert note_utterance_ids("text2", ["1272-128104-0000 hello", "1272-128104-0001 hi"])

@@ -751,8 +751,8 @@ def test_a_sentence_end_after_another_mark_keeps_both_as_written(written, post):
 
 
 @pytest.mark.parametrize("written, word", [
-    ("a -> b", "->"), ("a <-- b", "<--"), ("so -_- ok", "-_-"), ("rm -rf it", "-rf"),
-    ("i- i think", "i-"), ('the "-i" flag', "-i"), ("(-rf) it", "-rf"), ("we-. so", "we-")])
+    ("a -> b", "->"), ("a <-- b", "<--"), ("so -_- ok", "-_-"), ('the "->" sign', "->"),
+    ("i- i think", "i-"), ("(th-) the", "th-"), ("we-. so", "we-")])
 def test_hyphens_glued_to_a_word_or_a_symbol_are_its_own(written, word):
     parsed = parse(written)
     assert word in parsed.words and set(parsed.post) <= {PERIOD if "." in written else NULL,
@@ -761,7 +761,8 @@ def test_hyphens_glued_to_a_word_or_a_symbol_are_its_own(written, word):
 
 
 @pytest.mark.parametrize("written, post", [("well -- and", COMMA), ("well-- and", COMMA),
-                                           ("so - and", COMMA), ("--and then", NULL)])
+                                           ("so - and", COMMA), ("--and then", NULL),
+                                           ("-where are you", NULL), ("so -hi there", COMMA)])
 def test_dashes_apart_from_a_word_or_before_marks_are_marks(written, post):
     assert parse(written).post[0] == post and "-" not in "".join(parse(written).words)
 
@@ -785,7 +786,7 @@ def test_marks_glued_to_a_tag_or_an_emoticon_are_the_word_befores(written, post)
     assert parse(rendered) == parsed and ("[" in rendered or ":)" in rendered)
 
 
-@pytest.mark.parametrize("emoticon", ["8-)", "B-)", ">:(", ">;-)", "(:", "(-:", "):"])
+@pytest.mark.parametrize("emoticon", ["8-)", "B-)", ">:(", ">;-)", "(:", "(-:"])
 def test_emoticons_of_other_shapes_stay_whole(emoticon):
     parsed = parse(f"we said {emoticon} then")
     assert parsed.words == ("we", "said", "then")

@@ -65,6 +65,7 @@ class _Timed:
     overlaps: bool = False  # the first token of a cue that starts before an earlier one ends
     sound: bool = False  # in a cue of annotations alone ("[Music]"): kept a cue of its own
     ends: bool = False  # its mark ends a sentence (where a line break goes first)
+    opens_cue: bool = False  # the first token of its cue
 
 
 # A WebVTT timestamp tag inside cue text: when the word after it is spoken (karaoke style,
@@ -143,13 +144,14 @@ def _timed_tokens(transcript: Transcript, inventory: Inventory) -> list[_Timed]:
                  for t, token in enumerate(cue.tokens) if token.text]
         sound = bool(notes.kept_out) and not notes.turns and all(
             t in notes.kept_out for t, token in enumerate(cue.tokens) if token.text)
-        for token, (start, end), voice, turn in zip(tokens, spans, voices, opens):
+        for k, (token, (start, end), voice, turn) in enumerate(zip(tokens, spans, voices,
+                                                                   opens)):
             start = max(start, previous_end)
             previous_end = end = max(end, start)
             words = parse(token.text, inventory)
             mark = _mark(words, inventory)
             timed.append(_Timed(token, start, end, mark, voice, turn, overlaps, sound,
-                                mark in inventory.sentence_final))
+                                mark in inventory.sentence_final, k == 0))
             overlaps = False
     return timed
 
@@ -213,8 +215,8 @@ def _group(timed: list[_Timed], options: ResegmentOptions,
     current: list[_Timed] = []
     for sentence in _sentences(timed, final):
         if current and current[-1].voice == sentence[0].voice and not sentence[0].overlaps \
-                and current[-1].sound == sentence[0].sound and _fits(current + sentence,
-                                                                     options):
+                and not (current[-1].sound or sentence[0].sound) and _fits(current + sentence,
+                                                                           options):
             current += sentence
             continue
         if current:
@@ -230,7 +232,8 @@ def _sentences(timed: list[_Timed], final: frozenset[str]) -> list[list[_Timed]]
     sentences: list[list[_Timed]] = [[]]
     for item in timed:
         if sentences[-1] and (sentences[-1][-1].voice != item.voice or item.turn
-                              or item.overlaps or sentences[-1][-1].sound != item.sound):
+                              or item.overlaps or sentences[-1][-1].sound != item.sound
+                              or item.sound and item.opens_cue):
             sentences.append([])  # a new speaker (or a cue of sounds) starts a new sentence
         sentences[-1].append(item)
         if item.mark in final:

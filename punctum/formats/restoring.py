@@ -70,8 +70,10 @@ def convert(transcript: Transcript, format: str) -> Transcript:
                          f"times; cannot write {format}")
     # character references are text to other formats than subtitles ("don&#39;t" -> "don't"),
     # and WebVTT needs &, < and > written as references ("AT&T" -> "AT&amp;T", "-->")
-    # (SubRip has no references: WebVTT's are decoded for it)
-    write = (decode_references if transcript.format in SUBTITLES and format != "vtt"
+    # (SubRip has no references: WebVTT's are decoded for it, but for < and >, which would
+    # read as tags there)
+    write = (_decode_for_srt if transcript.format == "vtt" and format == "srt"
+             else decode_references if transcript.format in SUBTITLES and format != "vtt"
              else _escape_vtt if format == "vtt" and transcript.format != "vtt" else str)
     # JSON word records that carry their spaces (Whisper's " Don" "'t") are joined as they
     # are written; records that carry none (WhisperX) get a space between words
@@ -103,6 +105,13 @@ def _joined(cues: Sequence[Cue]) -> list[Token]:
             tokens.append(replace(token, before=" " + token.before) if index and not k
                           else token)
     return tokens
+
+
+def _decode_for_srt(text: str) -> str:
+    """WebVTT text for SubRip: character references decoded, but those for < and > (a
+    literal "<b>" written as a character would be a tag there)."""
+    return REFERENCE.sub(lambda m: m.group() if html.unescape(m.group()) in "<>"
+                         else html.unescape(m.group()), text) if "&" in text else text
 
 
 def _escape_vtt(text: str) -> str:
