@@ -23,6 +23,7 @@ from punctum.text import (
     ends_sentence,
     is_abbreviation,
     is_address,
+    is_cut_word,
     is_i,
     open_sentences,
     quotes_its_mark,
@@ -179,7 +180,7 @@ def close_text(labelled: Labelled, prediction: Prediction, inventory,
                post_bias: np.ndarray | None = None,
                sentence_ends: Collection[int] = (), kept: Collection[int] = ()) -> Labelled:
     """Give the last word (and the words of `sentence_ends`) the most probable
-    sentence-final mark where it has none.
+    sentence-final mark where it has none, unless it is cut off ("so i-").
 
     Args:
         post_bias: (n_post,) decision biases added to the log-probabilities, as for the
@@ -191,7 +192,8 @@ def close_text(labelled: Labelled, prediction: Prediction, inventory,
     turns = {i for i in sentence_ends if 0 <= i < len(labelled)}
     ends = sorted(turns | ({len(labelled) - 1} if len(labelled) else set()))
     open_ends = [i for i in ends if not ends_sentence(labelled, i, inventory)
-                 and (i not in kept or i in turns)]  # a turn ends a sentence whatever it had
+                 and (i not in kept or i in turns)  # a turn ends a sentence whatever it had
+                 and not is_cut_word(labelled.words[i])]  # "so i-": cut off, no mark
     if not open_ends:
         return labelled
     edges = list(labelled.edges)

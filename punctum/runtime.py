@@ -419,7 +419,8 @@ def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Seque
     a.m, p.m predicted UPPER are LOWER (capitalised only at a sentence start) and a listed
     abbreviation (`Inventory.abbreviations`: mr, dr) predicted UPPER is CAP, and a word cut
     off (`text.is_cut_word`: th-) predicted UPPER is LOWER (its letters read as an acronym),
-    as is the word after it predicted CAP (unless "I" or a name: the sentence goes on).
+    as is the word after it predicted CAP (unless "I" or a name: the sentence goes on);
+    "i-" is "I-".
 
     Args:
         words: (n,) normalised words.
@@ -431,7 +432,8 @@ def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Seque
     case = [UPPER if c in (CAP, MIX) and is_initialism(w) else
             LOWER if c == UPPER and is_lowercase_initialism(w) else  # e.g., not E.G.
             CAP if c == UPPER and w in abbreviations else  # Mr, not MR
-            LOWER if c == UPPER and is_cut_word(w) and len(w) > 2 else c  # th-, not TH-
+            LOWER if c == UPPER and is_cut_word(w) and len(w) > 2 else  # th-, not TH-
+            CAP if w == "i-" and c == LOWER else c  # "I- I think", as "I" is
             for w, c in zip(words, case)]
     case = [LOWER if c == CAP and i and is_cut_word(words[i - 1]) and not is_i(w)
             and w not in capitalised else c  # "th- the thing": the same sentence goes on

@@ -175,7 +175,9 @@ class Stream:
     def _feed_words(self, text: str) -> Restored | None:
         stripped = text.lstrip()
         again = self._wordless  # text fed before, parsed again with this feed
-        took_word = bool(self._pending and stripped and not stripped[0].isalnum())
+        took_word = bool(self._pending and stripped) and (
+            not stripped[0].isalnum()  # ", world", ")", or an emoticon that starts with one:
+            or not holds_word(stripped.split(None, 1)[0], self.punctuator.inventory))  # "8-)"
         if took_word:
             again = self._take_last_word() + " "  # what follows it: ", world", ")"
         open_quote = (self._quotes - count_straight_quotes(again)) % 2 == 1  # before `again`
@@ -215,7 +217,7 @@ class Stream:
             deferred, self._deferred = self._deferred, ""
             self._feed(deferred)  # no words: nothing becomes final (its marks kept with
             # --keep-existing when they follow a final word: `_leading_marks`)
-        if self._wordless:  # nothing pending: only such tokens came after the last word
+        if self._wordless and not self._pending:  # only such tokens after the last word
             wordless, self._wordless = self._wordless.rstrip(), ""
             empty = self.punctuator.predict(())
             return Restored(wordless, Labelled((), (), ()), empty, ())

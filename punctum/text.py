@@ -823,8 +823,10 @@ class _Builder:
             self.single_open = 0
         if not self.words or self.pending_before:  # "home ( )." -> "home. ( )"
             self._pend(closing + " ", space_before)
-            if self.words and post != NULL:
-                self.add_orphan_marks(NULL, post, mark, True)
+            if self.words and post != NULL:  # (spaced: "so ( }-" is not "so-")
+                self.add_orphan_marks(NULL, post, mark, False)
+            elif post != NULL:  # "'... and": the text's lead, after the quote
+                self.add_lead(mark, glued=True)
             return
         self._fold_tail()
         start = len(self.edges[-1].after) if self.edges[-1] else 0
@@ -886,10 +888,12 @@ _EMOTICON = re.compile(r"[:;=][-'^]?(?:[()\[\]{}]+|[DPpOo3Xx/\\|*](?![\w/\\]))")
 # selectors and zero-width joiners inside the run; written after the word, as ":)" is
 _EMOJI = "\U0001F000-\U0001FAFF\u2600-\u27BF\u2B50\u2B55\u2B1B\u2B1C"
 _JOINED_EMOTICON = re.compile(  # (or ":D", ":-P", ":p" closing a word: "tomorrow:D"; or
-    # after emoji joined to one: "thanks👍:)", or an invisible character; before marks and
-    # closing quotes: "great:)!\"")
-    rf"(?<=[^\W_]|[.!?,{_EMOJI}\uFE0F{_INVISIBLE}])[:;=][-'^]?(?:[)\]}}]+|[(\[{{]+|[DPp])"
-    r"(?=[.,!?;…]*[\"'”’»]*[.,!?;…]*$)")
+    # after emoji joined to one: "thanks👍:)", an invisible character, "%", a closing bracket
+    # or quote: "(see you):)"; with brows: "mad>:("; turned round: "great(:"; before marks
+    # and closing quotes: "great:)!\"")
+    rf"(?<=[^\W_]|[.!?,%)\]}}\"'”’»{_EMOJI}\uFE0F{_INVISIBLE}])"
+    r"(?:>?[:;=][-'^]?(?:[)\]}]+|[(\[{]+|[DPp])|\([-'^]?[:;=])"
+    r"(?=[.,!?;:…]*[\"'”’»]*[.,!?;:…]*$)")
 _JOINED_EMOJI = re.compile(  # (after a letter or digit: `_joined_emoji`)
     rf"[{_EMOJI}][{_EMOJI}\uFE0F\u200D]*(?=[.,!?;:…]*[\"'”’»)\]}}]*[.,!?;:…]*$)")
 _OPENING, _CLOSING = "([{", ")]}"
@@ -989,6 +993,10 @@ def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
         _parse_wordless(piece[:start], builder, space_before, False)
         _parse_wordless(piece[start:], builder, False, space_after)
         return
+    if start and builder.words and not builder.pending_before:  # ")8-)", "”<unk>": what
+        builder.add_closing(piece[:start], space_before)  # closes the word before, then it
+        _parse_wordless(piece[start:], builder, False, space_after)
+        return
     lead = len(piece) - len(piece.lstrip(_MARKS_BEFORE_EMOTICON))
     emoticon = _symbol_match(piece[lead:])
     if emoticon:  # "?:)": the word before's mark, then the emoticon
@@ -1016,7 +1024,23 @@ def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
         post, mark, _, _ = _trail(piece[last:], lookup)
         builder.add_orphan_marks(NULL, post, mark, not builder.pending_before)
         if not builder.words and post != NULL:  # "(! wow": the text's lead, after the "("
-            builder.add_lead(piece[last:] + " " * space_after)
+            spaced = builder.pending_before and builder.pending_before[-1].endswith(" ")
+            builder.add_lead(piece[last:] + " " * (space_after and not spaced), glued=spaced)
+
+
+def _symbol_after_marks(piece: str, lookup: dict) -> int:
+    """Where a tag or emoticon starts that ends a token after marks, quotes or brackets
+    (".[noise]", ";<unk>", ")8-)", ']<unk>'; up to four of them), or 0."""
+    for at in range(1, min(len(piece), 5)):
+        if piece[at - 1] not in lookup["strip"]:
+            return 0
+        if piece[at] in _SYMBOL_FIRST and _symbol_match(piece[at:]) and _emoticon_token(
+                piece[at:], lookup["word_char"]):
+            return at
+    return 0
+
+
+_SYMBOL_FIRST = ":;=<[" + _OTHER_EMOTICON_FIRST  # what a tag or an emoticon starts with
 
 
 def _parse_emoticon(piece: str, end: int, builder: _Builder, space_before: bool,
@@ -1031,8 +1055,8 @@ def _parse_emoticon(piece: str, end: int, builder: _Builder, space_before: bool,
                              not kept_after and (space_after or bool(rest)))
     if kept_after:
         _parse_wordless(rest, builder, False, space_after)
-    elif rest:
-        builder.add_orphan_marks(NULL, post, mark, True)
+    elif rest:  # (glued to the word before unless the emoticon waits for the next one)
+        builder.add_orphan_marks(NULL, post, mark, not builder.pending_before)
         if post != NULL and not builder.words:  # "<unk>? so": the text's lead, before the
             builder.add_lead(rest, glued=True)  # space after the tag
 
@@ -1047,12 +1071,18 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
         if symbol and _emoticon_token(symbol, lookup["word_char"]):  # ":D", "<unk>", "(:D)"
             _parse_wordless(symbol, builder, space_before, space_after)
             return
-    elif piece[0] in _MARKS_BEFORE_EMOTICON and space_before and space_after:
-        symbol = piece.rstrip(_INVISIBLE)  # ".[noise]", "-<unk>": marks, then a tag
-        lead = len(symbol) - len(symbol.lstrip(_MARKS_BEFORE_EMOTICON))
-        if lead < len(symbol) and _symbol_match(symbol[lead:]) and _emoticon_token(
-                symbol[lead:], lookup["word_char"]):
-            _parse_wordless(symbol, builder, space_before, space_after)
+    if piece[0] in ":;=" and (opening := _EMOTICON.match(piece)) and \
+            piece[opening.end():opening.end() + 1].isalnum():  # ":)thanks": then a word
+        _parse_wordless(piece[:opening.end()], builder, space_before, False)
+        _parse_piece(piece[opening.end():], builder, False, space_after)
+        return
+    if piece[0] in lookup["strip"] and space_before and space_after:
+        at = _symbol_after_marks(piece.rstrip(_INVISIBLE), lookup)
+        if at:  # ".[noise]", ";<unk>", '."<unk>': marks, quotes or brackets, then it (spaced
+            _parse_piece(piece[:at], builder, space_before, False)  # after marks alone,
+            marks_alone = not any(c in lookup["kept"] for c in piece[:at])  # which go to
+            _parse_wordless(piece[at:].rstrip(_INVISIBLE), builder, marks_alone,  # the word
+                            space_after)  # before: "ok ;<unk>" is "ok; <unk>")
             return
     if piece[-1] not in lookup["strip"] and piece[0] not in lookup["strip"] and (
             piece[-1] < "\u2600" or not _JOINED_EMOJI.search(piece)) and not (
@@ -1095,7 +1125,7 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     post, mark, _, _ = _trail(piece[:start], lookup)
     builder.add_orphan_marks(NULL, post, mark, not space_before)  # "a ,b", "时间：2020年"
     if post != NULL and not builder.words:  # "...and", '--"and', '"...and': before the
-        builder.add_lead(*_opening_marks(piece[:start], lookup))  # first word
+        builder.add_lead(*_opening_marks(piece[:start], lookup, piece[start:end], inv))
     pre = _edge_marks(piece[:start], lookup, "pre")
     abbreviated = piece[end:end + 1] == "." and (
         is_abbreviation(piece[start:end], inv.abbreviations)
@@ -1108,7 +1138,7 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     builder.add_word(written, pre, post, abbreviated, before, after, mark_at, mark)
 
 
-def _opening_marks(edge: str, lookup: dict) -> tuple[str, int]:
+def _opening_marks(edge: str, lookup: dict, word: str, inv: Inventory) -> tuple[str, int]:
     """The post-marks in a word's leading edge and where they stand among its quotes and
     brackets: those that open it ("--" of '--"and', at 0), else those that close it after
     its quotes or brackets ("..." of '"...and', at 1); ("", 0) where a pre-mark stands among
@@ -1123,8 +1153,9 @@ def _opening_marks(edge: str, lookup: dict) -> tuple[str, int]:
     start = len(edge)
     while start and edge[start - 1] in lookup["post"]:
         start -= 1
-    if edge[:start].rstrip()[-1:] in _LEAD_APOSTROPHES:  # "',0": the word takes it ('0)
-        return "", 0
+    quote = edge[:start].rstrip()[-1:]
+    if quote and quote in _LEAD_APOSTROPHES and _elides(quote, word, inv):  # "',0": the
+        return "", 0  # word takes the apostrophe ('0), not the marks between
     kept = sum(c in lookup["kept"] for c in edge[:start])
     return edge[start:], kept
 

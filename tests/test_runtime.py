@@ -131,6 +131,20 @@ def test_a_stream_reads_a_symbol_again_with_the_marks_of_the_next_feed(punctuato
         assert normalize(written) == normalize(" ".join(feeds))
 
 
+@pytest.mark.parametrize("emoticon", ["8-)", "B-)", ":)"])
+def test_a_stream_keeps_its_words_when_an_emoticon_comes_alone(punctuator, emoticon):
+    for lookahead in (0, 1, 3):
+        stream = punctuator.stream(lookahead=lookahead)
+        pieces = [p for word in ["see", "you", emoticon] for p in stream.feed(word)]
+        written = " ".join(pieces + stream.flush())
+        assert normalize(written) == ["see", "you"] and written.endswith(emoticon)
+
+
+def test_a_text_cut_off_at_its_end_gets_no_closing_mark(punctuator):
+    assert punctuator.restore("ok so i-").endswith(" I-")
+    assert punctuator.restore("we went i- i think").split()[2] == "I-"
+
+
 @pytest.mark.parametrize("feeds", [
     ["we go", ":)", ",", ":)", "now we see the house", ":D"],
     [":)", "(", "we go now", ")", "[", "so"],

@@ -380,7 +380,8 @@ def test_an_emoticon_keeps_the_space_after_it_where_its_marks_go():
 
 
 @pytest.mark.parametrize("written", ['!" and so', "(! wow", "<unk>? so", "[- yes",
-                                     '"...and then', '" ... and', "?:) so", "(... and"])
+                                     '"...and then', '" ... and', "?:) so", "(... and",
+                                     "'... and then", "‘...and then", "'[noise], yes"])
 def test_marks_before_the_first_word_stay_where_they_stand_among_its_tokens(written):
     parsed = parse(written)
     assert render(parsed) == written and parse(render(parsed)) == parsed
@@ -784,6 +785,35 @@ def test_marks_glued_to_a_tag_or_an_emoticon_are_the_word_befores(written, post)
     assert len(parsed) == 2 and parsed.post[0] == post
     rendered = render(parsed)
     assert parse(rendered) == parsed and ("[" in rendered or ":)" in rendered)
+
+
+@pytest.mark.parametrize("written, words", [
+    ("ok ;<unk> a", ("ok", "a")), ("ok ]<unk> so", ("ok", "so")),
+    ("see you ”<unk>", ("see", "you")), ("ok )8-) a", ("ok", "a")), ("ok ):D so", ("ok", "so")),
+    ('ok ."<unk> a', ("ok", "a")), ("ok ).[Yes] a", ("ok", "a"))])
+def test_a_tag_or_emoticon_after_marks_quotes_or_brackets_is_kept_whole(written, words):
+    parsed = parse(written)
+    assert parsed.words == words and parse(render(parsed)) == parsed
+    symbol = written.split()[1].lstrip(";]”).\"")
+    assert symbol in render(parsed) and symbol in render(parsed.without_written_marks())
+
+
+@pytest.mark.parametrize("written, word", [
+    ("i am so mad>:( ok", "mad"), ("it is 5%:) ok", "5%"), ("(see you):) ok", "you"),
+    ("great(: so", "great"), ("(see you):D ok", "you"), (":)thanks ok", "thanks"),
+    ("a:): ok", "a")])
+def test_an_emoticon_joined_to_a_word_a_sign_or_a_bracket_stays_whole(written, word):
+    parsed = parse(written)
+    assert word in parsed.words and parse(render(parsed)) == parsed
+    emoticon = next(e for e in (">:(", ":)", "(:", ":D") if e in written)
+    assert emoticon in render(parsed.without_written_marks())
+
+
+@pytest.mark.parametrize("written", ["so ( <unk>- yes", "so ( :)- yes", "so ( }- yes"])
+def test_a_dash_after_a_token_waiting_for_the_next_word_is_not_glued_to_the_last(written):
+    parsed = parse(written)
+    assert parsed.words == ("so", "yes") and parse(render(parsed)) == parsed
+    assert "so-" not in render(parsed)
 
 
 @pytest.mark.parametrize("emoticon", ["8-)", "B-)", ">:(", ">;-)", "(:", "(-:"])
