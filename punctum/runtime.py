@@ -404,8 +404,10 @@ def decide_marks(words: Sequence[str], post_probs: np.ndarray, post_labels: Sequ
         post_probs: (n, n_post) float probabilities over post_labels.
     """
     post = [post_labels[i] for i in calibration.decide(post_probs, post_bias)]
-    return tuple(NULL if is_cut_word(w) and i + 1 < len(words) else p
-                 for i, (w, p) in enumerate(zip(words, post)))
+    if "-\0" in "\0".join(words[:-1]) + "\0":  # (most texts cut no word: one search)
+        post = [NULL if i + 1 < len(words) and is_cut_word(w) else p
+                for i, (w, p) in enumerate(zip(words, post))]
+    return tuple(post)
 
 
 def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Sequence[str],
@@ -435,9 +437,9 @@ def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Seque
             LOWER if c == UPPER and is_cut_word(w) and len(w) > 2 else  # th-, not TH-
             CAP if w == "i-" and c == LOWER else c  # "I- I think", as "I" is
             for w, c in zip(words, case)]
-    case = [LOWER if c == CAP and i and is_cut_word(words[i - 1]) and not is_i(w)
-            and w not in capitalised else c  # "th- the thing": the same sentence goes on
-            for i, (w, c) in enumerate(zip(words, case))]
+    if "-\0" in "\0".join(words) + "\0":  # "th- the thing": the same sentence goes on
+        case = [LOWER if c == CAP and i and is_cut_word(words[i - 1]) and not is_i(w)
+                and w not in capitalised else c for i, (w, c) in enumerate(zip(words, case))]
     return tuple(LOWER if c != LOWER and (is_address(w) or is_number_with_ending(w)) else c
                  for w, c in zip(words, case))
 

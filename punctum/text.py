@@ -185,8 +185,11 @@ def _build_lookup(inv: Inventory) -> dict:
                            for c in m.text + "".join(m.aliases)) - set(";；؛…")
     word_char = re.compile("[^\\s" + re.escape("".join(sorted(strip))) + "]")
     kept = frozenset(_QUOTES + _BRACKETS) - set(post) - set(pre)
+    # what a tag or an emoticon may start with, or marks, quotes and brackets before one
+    symbol_first = frozenset(strip) | set(":;=<[8B>(" + _QUOTES + _BRACKETS)
     return {"post": post, "pre": pre, "strip": frozenset(strip), "text": text, "final": final,
-            "word_char": word_char, "kept": kept, "final_text": final_text}
+            "word_char": word_char, "kept": kept, "final_text": final_text,
+            "symbol_first": symbol_first}
 
 
 # Only words that practically never end a sentence: the period of "etc." or "St." often
@@ -1028,6 +1031,34 @@ def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
             builder.add_lead(piece[last:] + " " * (space_after and not spaced), glued=spaced)
 
 
+def _parse_symbol(piece: str, builder: _Builder, space_before: bool,
+                  space_after: bool) -> bool:
+    """A piece that is or holds a tag or an emoticon apart from any word, parsed: whether it
+    was one (most pieces, words, start with no character that one starts with)."""
+    lookup = builder.inv._lookup
+    first = piece[0]
+    if (first in ":;=<[" or first in _WRAPPING or first in _OTHER_EMOTICON_FIRST
+            and piece[1:2] in _NOSE_OR_EYES) and space_before and space_after:
+        symbol = piece.rstrip(_INVISIBLE)  # (invisible characters at its end are dropped)
+        if symbol and _emoticon_token(symbol, lookup["word_char"]):  # ":D", "<unk>", "(:D)"
+            _parse_wordless(symbol, builder, space_before, space_after)
+            return True
+    if first in ":;=" and (opening := _EMOTICON.match(piece)) and \
+            piece[opening.end():opening.end() + 1].isalnum():  # ":)thanks": then a word
+        _parse_wordless(piece[:opening.end()], builder, space_before, False)
+        _parse_piece(piece[opening.end():], builder, False, space_after)
+        return True
+    if first in lookup["strip"] and space_before and space_after:
+        at = _symbol_after_marks(piece.rstrip(_INVISIBLE), lookup)
+        if at:  # ".[noise]", ";<unk>", '."<unk>': marks, quotes or brackets, then it (spaced
+            _parse_piece(piece[:at], builder, space_before, False)  # after marks alone,
+            marks_alone = not any(c in lookup["kept"] for c in piece[:at])  # which go to
+            _parse_wordless(piece[at:].rstrip(_INVISIBLE), builder, marks_alone,  # the word
+                            space_after)  # before: "ok ;<unk>" is "ok; <unk>")
+            return True
+    return False
+
+
 def _symbol_after_marks(piece: str, lookup: dict) -> int:
     """Where a tag or emoticon starts that ends a token after marks, quotes or brackets
     (".[noise]", ";<unk>", ")8-)", ']<unk>'; up to four of them), or 0."""
@@ -1065,25 +1096,9 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
                  space_after: bool = True) -> None:
     inv = builder.inv
     lookup = inv._lookup
-    if (piece[0] in ":;=<[" or piece[0] in _WRAPPING or piece[0] in _OTHER_EMOTICON_FIRST
-            and piece[1:2] in _NOSE_OR_EYES) and space_before and space_after:
-        symbol = piece.rstrip(_INVISIBLE)  # (invisible characters at its end are dropped)
-        if symbol and _emoticon_token(symbol, lookup["word_char"]):  # ":D", "<unk>", "(:D)"
-            _parse_wordless(symbol, builder, space_before, space_after)
-            return
-    if piece[0] in ":;=" and (opening := _EMOTICON.match(piece)) and \
-            piece[opening.end():opening.end() + 1].isalnum():  # ":)thanks": then a word
-        _parse_wordless(piece[:opening.end()], builder, space_before, False)
-        _parse_piece(piece[opening.end():], builder, False, space_after)
+    if piece[0] in lookup["symbol_first"] and _parse_symbol(piece, builder, space_before,
+                                                            space_after):
         return
-    if piece[0] in lookup["strip"] and space_before and space_after:
-        at = _symbol_after_marks(piece.rstrip(_INVISIBLE), lookup)
-        if at:  # ".[noise]", ";<unk>", '."<unk>': marks, quotes or brackets, then it (spaced
-            _parse_piece(piece[:at], builder, space_before, False)  # after marks alone,
-            marks_alone = not any(c in lookup["kept"] for c in piece[:at])  # which go to
-            _parse_wordless(piece[at:].rstrip(_INVISIBLE), builder, marks_alone,  # the word
-                            space_after)  # before: "ok ;<unk>" is "ok; <unk>")
-            return
     if piece[-1] not in lookup["strip"] and piece[0] not in lookup["strip"] and (
             piece[-1] < "\u2600" or not _JOINED_EMOJI.search(piece)) and not (
             piece[-1] in "DPp" and piece[-2:-1] in (":", ";", "=", "-")):  # "tomorrow:D"

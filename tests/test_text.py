@@ -830,3 +830,11 @@ def test_letter_emoticons_joined_to_a_word_stay_whole(written):
     parsed = parse(written)
     assert not any(":" in word for word in parsed.words) and render(parsed) == written
     assert parse("at 10:30").words == ("at", "10:30")
+
+
+def test_every_character_a_symbol_starts_with_is_looked_at():
+    """`_parse_piece` looks for tags and emoticons only in pieces whose first character is
+    in the inventory's "symbol_first": every shape's first character must be there."""
+    for language in ("en", "es", "zh"):
+        first = get_inventory(language)._lookup["symbol_first"]
+        assert set(text._OTHER_EMOTICON_FIRST + text._SYMBOL_FIRST + ":;=<[") <= first
