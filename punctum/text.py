@@ -825,11 +825,11 @@ class _Builder:
         if any(c in "'’" for c in closing):
             self.single_open = 0
         if not self.words or self.pending_before:  # "home ( )." -> "home. ( )"
+            if not self.words and post != NULL:  # "'... and", "'...' and": the text's lead,
+                self.add_lead(mark, offset=mark_at)  # where it stands among the quotes
             self._pend(closing + " ", space_before)
             if self.words and post != NULL:  # (spaced: "so ( }-" is not "so-")
                 self.add_orphan_marks(NULL, post, mark, False)
-            elif post != NULL:  # "'... and": the text's lead, after the quote
-                self.add_lead(mark, glued=True)
             return
         self._fold_tail()
         start = len(self.edges[-1].after) if self.edges[-1] else 0
@@ -920,6 +920,7 @@ def count_open_brackets(text: str, depth: int = 0, language: str | Inventory = "
         if not _ANY_BRACKET.search(token) or _emoticon_token(token, word_char) or (
                 token[0] not in strip and token[-1] not in strip):  # "f(x": a bare word
             continue
+        token = token[_leading_emoticon_end(token):]  # ":)thanks": the emoticon closes none
         joined = _joined_match(token, depth, word_char)
         depth = max(depth + _bracket_delta(token[:joined.start()] if joined else token), 0)
     return depth
@@ -1000,6 +1001,10 @@ def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
         builder.add_closing(piece[:start], space_before)  # closes the word before, then it
         _parse_wordless(piece[start:], builder, False, space_after)
         return
+    if start:  # "'[noise]", ")<unk>" before the first word (or the next): kept as written
+        builder.add_orphan_token(piece[:start], space_before, False)
+        _parse_wordless(piece[start:], builder, False, space_after)
+        return
     lead = len(piece) - len(piece.lstrip(_MARKS_BEFORE_EMOTICON))
     emoticon = _symbol_match(piece[lead:])
     if emoticon:  # "?:)": the word before's mark, then the emoticon
@@ -1043,20 +1048,27 @@ def _parse_symbol(piece: str, builder: _Builder, space_before: bool,
         if symbol and _emoticon_token(symbol, lookup["word_char"]):  # ":D", "<unk>", "(:D)"
             _parse_wordless(symbol, builder, space_before, space_after)
             return True
-    if first in ":;=" and (opening := _EMOTICON.match(piece)) and \
-            piece[opening.end():opening.end() + 1].isalnum():  # ":)thanks": then a word
-        _parse_wordless(piece[:opening.end()], builder, space_before, False)
-        _parse_piece(piece[opening.end():], builder, False, space_after)
+    if first in ":;=" and (end := _leading_emoticon_end(piece)):  # ":)thanks": then a word
+        _parse_wordless(piece[:end], builder, space_before, False)
+        _parse_piece(piece[end:], builder, False, space_after)
         return True
     if first in lookup["strip"] and space_before and space_after:
         at = _symbol_after_marks(piece.rstrip(_INVISIBLE), lookup)
-        if at:  # ".[noise]", ";<unk>", '."<unk>': marks, quotes or brackets, then it (spaced
-            _parse_piece(piece[:at], builder, space_before, False)  # after marks alone,
-            marks_alone = not any(c in lookup["kept"] for c in piece[:at])  # which go to
-            _parse_wordless(piece[at:].rstrip(_INVISIBLE), builder, marks_alone,  # the word
-                            space_after)  # before: "ok ;<unk>" is "ok; <unk>")
+        if at:  # ".[noise]", ";<unk>", '."<unk>': marks, quotes or brackets, then it (spaced:
+            _parse_piece(piece[:at], builder, space_before, False)  # the marks go to the
+            _parse_wordless(piece[at:].rstrip(_INVISIBLE), builder, True,  # word before, and
+                            space_after)  # 'so ?"<unk>' written 'so?"<unk>' is one token)
             return True
     return False
+
+
+def _leading_emoticon_end(token: str) -> int:
+    """Where an emoticon that closes ("):)", not ":(", which may open "(laughs)") ends when
+    a word follows it in the same token (":)thanks"), or 0."""
+    opening = _EMOTICON.match(token)
+    if opening is None or opening.group()[-1] not in ")]}":
+        return 0
+    return opening.end() if token[opening.end():opening.end() + 1].isalnum() else 0
 
 
 def _symbol_after_marks(piece: str, lookup: dict) -> int:
@@ -1341,10 +1353,9 @@ def is_i(word: str) -> bool:
 
 
 def is_cut_word(word: str) -> bool:
-    """A word cut off as transcripts write it, its hyphen kept: "i-", "th-" ("i- i think");
-    a single letter but "i" is not one (a grade: "a b-")."""
-    return len(word) > 1 and word[-1] == "-" and word[-2].isalnum() and (
-        len(word) > 2 or word == "i-")
+    """A word cut off as transcripts write it, its hyphen kept: "i-", "th-", "w-" ("i- i
+    think", "w- what"; a grade, "a b-", reads the same)."""
+    return len(word) > 1 and word[-1] == "-" and word[-2].isalnum()
 
 
 def is_lowercase_initialism(word: str) -> bool:

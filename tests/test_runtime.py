@@ -728,6 +728,8 @@ def test_a_word_cut_off_takes_no_mark_nor_capitals_and_its_sentence_goes_on():
     labels = ("LOWER", "CAP", "UPPER", "MIX")
     assert decide_case(words, case_probs, labels) == ("LOWER", "LOWER", "UPPER", "CAP", "LOWER")
     assert decide_case(words, case_probs, labels, frozenset({"the"}))[1] == "CAP"  # a name
+    stutter = ("w-", "what", "do")  # a single letter cut off too
+    assert decide_marks(stutter, post_probs[:3], ("O", "COMMA", "PERIOD"))[0] == "O"
 
 
 def test_capitalised_words_are_never_lower(tiny_artifact, tmp_path):

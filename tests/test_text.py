@@ -809,6 +809,18 @@ def test_an_emoticon_joined_to_a_word_a_sign_or_a_bracket_stays_whole(written, w
     assert emoticon in render(parsed.without_written_marks())
 
 
+@pytest.mark.parametrize("written, words", [
+    ("he said :(laughs) yes", ("he", "said", "laughs", "yes")),  # ":(" may open: no emoticon
+    ('he said "so ?"<unk> yes', ("he", "said", "so", "yes")),  # not re-read as 'so?"<unk>'
+    ("(so .)[noise] yes", ("so", "yes")), (")<unk> so", ("so",)), (")’:P think", ("think",)),
+    ("'...' and so", ("and", "so"))])
+def test_symbols_and_marks_beside_brackets_read_back_as_written(written, words):
+    parsed = parse(written)
+    assert parsed.words == words and parse(render(parsed)) == parsed
+    for kept in ("<unk>", "[noise]", ":P", "'...'"):
+        assert kept not in written or kept in render(parsed)
+
+
 @pytest.mark.parametrize("written", ["so ( <unk>- yes", "so ( :)- yes", "so ( }- yes"])
 def test_a_dash_after_a_token_waiting_for_the_next_word_is_not_glued_to_the_last(written):
     parsed = parse(written)
