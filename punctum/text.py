@@ -799,6 +799,10 @@ class _Builder:
             at -= 1
         if self.pending_lead and at != self.pending_lead_at:
             return
+        ends = at == sum(map(len, self.pending_before))
+        if self.pending_before and ends and marks[-1:].isspace():  # '"-"- a': the space is
+            marks = marks.rstrip()  # kept when the marks are not, so that what waits for
+            self._pend(" ", False)  # the word ('"-"') is not glued to it
         self.pending_lead, self.pending_lead_at = self.pending_lead + marks, at
 
     def add_joined(self, emoticon: str) -> None:
