@@ -492,8 +492,8 @@ def _is_cjk(char: str) -> bool:
 def holds_word(token: str, language: str | Inventory = "en") -> bool:
     """Whether a whitespace-free token holds a word, not marks, quotes or brackets alone
     (a token that `parse` reads as no words: "-", "...", "(")."""
-    word_char = get_inventory(language)._lookup["word_char"]
-    return bool(word_char.search(token)) and not _emoticon_token(token, word_char)
+    lookup = get_inventory(language)._lookup
+    return bool(lookup["word_char"].search(token)) and not _symbol_token(token, lookup)
 
 
 def marks_after_word(marks: str, language: str | Inventory = "en") -> Labelled | None:
@@ -507,7 +507,14 @@ def marks_after_word(marks: str, language: str | Inventory = "en") -> Labelled |
 def is_symbol(token: str, language: str | Inventory = "en") -> bool:
     """Whether a whitespace-free token is an emoticon or a recogniser's tag (":)", "<unk>",
     "[noise]"), maybe with marks after it ("<unk>.")."""
-    return _emoticon_token(token, get_inventory(language)._lookup["word_char"])
+    return _symbol_token(token, get_inventory(language)._lookup)
+
+
+def _symbol_token(token: str, lookup: dict) -> bool:
+    """Whether a token is an emoticon or a tag (`_emoticon_token`), maybe after marks,
+    quotes or brackets (',"<unk>', ")8-)": `_symbol_after_marks`), as `parse` reads it."""
+    return _emoticon_token(token, lookup["word_char"]) or (
+        token[:1] in lookup["strip"] and _symbol_after_marks(token, lookup) > 0)
 
 
 def whitespace_tokens(text: str) -> list[str]:
@@ -900,9 +907,9 @@ _JOINED_EMOTICON = re.compile(  # (or ":D", ":-P", ":p" closing a word: "tomorro
     # and closing quotes: "great:)!\"")
     rf"(?<=[^\W_]|[.!?,%)\]}}\"'”’»{_EMOJI}\uFE0F{_INVISIBLE}])"
     r"(?:>?[:;=][-'^]?(?:[)\]}]+|[(\[{]+|[DPp])|\([-'^]?[:;=])"
-    r"(?=[.,!?;:…]*[\"'”’»]*[.,!?;:…]*$)")
+    r"(?=[.,!?;:…—–-]*[\"'”’»]*[.,!?;:…—–-]*$)")
 _JOINED_EMOJI = re.compile(  # (after a letter or digit: `_joined_emoji`)
-    rf"[{_EMOJI}][{_EMOJI}\uFE0F\u200D]*(?=[.,!?;:…]*[\"'”’»)\]}}]*[.,!?;:…]*$)")
+    rf"[{_EMOJI}][{_EMOJI}\uFE0F\u200D]*(?=[.,!?;:…—–-]*[\"'”’»)\]}}]*[.,!?;:…—–-]*$)")
 _OPENING, _CLOSING = "([{", ")]}"
 _MARKS_BEFORE_EMOTICON = ".,!?…" + _DASHES  # "great ?:)", ".[noise]": the word before's
 _ANY_BRACKET = re.compile(r"[()\[\]{}]")
@@ -964,7 +971,8 @@ def _symbol_match(token: str) -> re.Match | None:
 # emoticons of other shapes, as whole tokens: a nose between ("8-)", "B-)"), brows before
 # (">:(", ">;-)") or turned round ("(:", "(-:"; not "):", which closes a bracket in text)
 _OTHER_EMOTICON = re.compile(
-    r"(?:[8B][-^][()DPp|]|>[:;=][-'^]?[()\[\]DPp|/\\]|\([-'^]?[:;=])(?![\w(:;=])")
+    r"(?:8[-^][()DPp|]|B[-^][()|]|>[:;=][-'^]?[()\[\]DPp|/\\]|\([-'^]?[:;=])"
+    r"(?![\w(:;=])")  # (not "B-P", "b-p" capitalised)
 _OTHER_EMOTICON_FIRST = "8B>("
 _NOSE_OR_EYES = ("-", "^", ":", ";", "=")  # (after the first character, or none)
 
@@ -1030,8 +1038,9 @@ def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
         return
     last = max(i for i, c in enumerate(piece) if c in lookup["kept"]) + 1
     closes = unicodedata.category(piece[last - 1]) in ("Pe", "Pf")  # "'[noise],": spaced
-    builder.add_orphan_token(piece[first:last], space_before and not first,
-                             space_after and (last == len(piece) or closes))
+    builder.add_orphan_token(piece[first:last],  # (spaced after marks that go to the word
+                             space_before and (not first or bool(builder.words)),  # before:
+                             space_after and (last == len(piece) or closes))  # 'so ,"(')
     if last < len(piece):  # "(-": written after the word before, "(" before the next
         post, mark, _, _ = _trail(piece[last:], lookup)
         builder.add_orphan_marks(NULL, post, mark, not builder.pending_before)
@@ -1245,7 +1254,7 @@ def wordless_tokens(text: str, language: str | Inventory = "en") -> list[str]:
     word_char = lookup["word_char"]
     return [t for t in whitespace_tokens(text)
             if (not word_char.search(t) and any(c in lookup["kept"] for c in t))
-            or _emoticon_token(t, word_char)]
+            or _symbol_token(t, lookup)]
 
 
 def normalize(text: str, language: str | Inventory = "en") -> list[str]:

@@ -821,6 +821,17 @@ def test_symbols_and_marks_beside_brackets_read_back_as_written(written, words):
         assert kept not in written or kept in render(parsed)
 
 
+@pytest.mark.parametrize("written, words", [
+    ("thanks👍— see you", ("thanks", "see", "you")), ("great:-P— ok", ("great", "ok")),
+    ("yes>:(- no", ("yes", "no")), ("b-p is high", ("b-p", "is", "high")),
+    ("that is cool .(8-)", ("that", "is", "cool")), ('he said ,"<unk>', ("he", "said"))])
+def test_symbols_before_dashes_or_after_marks_read_back_as_written(written, words):
+    parsed = parse(written)
+    assert parsed.words == words and parse(render(parsed)) == parsed
+    assert parse(render(parsed.without_written_marks())).words == words
+    assert not holds_word(',"<unk>') and wordless_tokens('so ,"<unk>') == [',"<unk>']
+
+
 @pytest.mark.parametrize("written", ["so ( <unk>- yes", "so ( :)- yes", "so ( }- yes"])
 def test_a_dash_after_a_token_waiting_for_the_next_word_is_not_glued_to_the_last(written):
     parsed = parse(written)
