@@ -476,6 +476,15 @@ def test_a_named_pipe_is_read_once_as_text(tiny_artifact, tmp_path, capsys):
     assert code == 0 and len(lines) == 2 and normalize(lines[0]) == ["we", "see", "a", "boat"]
 
 
+def test_dialogue_dashes_against_the_word_survive_a_restore(tiny_artifact, tmp_path, capsys):
+    source = tmp_path / "d.srt"
+    source.write_text("1\n00:00:01,000 --> 00:00:03,000\n-where are you going\n-home\n",
+                      encoding="utf-8")
+    code, out, _ = _restore(["-i", str(source)], tiny_artifact, capsys)
+    lines = out.splitlines()
+    assert code == 0 and lines[2].startswith("-W") and lines[3].startswith("-H")
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
 def test_a_named_pipe_is_told_apart_as_standard_input_is(tiny_artifact, tmp_path, capsys):
     pipe = tmp_path / "pipe"

@@ -587,6 +587,22 @@ def test_resegment_keeps_a_cue_of_sounds_alone_at_its_own_time():
         (8.0, 10.0, "(applause)"), (10.0, 11.0, "[laughs]")]
 
 
+def test_resegment_never_cuts_a_cue_of_sounds():
+    srt = ("1\n00:00:01,000 --> 00:00:02,000\nhello there.\n\n"
+           "2\n00:00:03,000 --> 00:00:09,000\n[MUSIC PLAYING]\n")
+    result = formats.resegment(formats.loads(srt, "srt"), ResegmentOptions(42, 2, 3))
+    assert [(c.start, c.end, c.text) for c in result.cues][1:] == [(3.0, 9.0,
+                                                                    "[MUSIC PLAYING]")]
+
+
+def test_dialogue_dashes_written_against_the_word_are_kept():
+    srt = "1\n00:00:01,000 --> 00:00:03,000\n-where are you going\n-home\n"
+    tokens = formats.loads(srt, "srt").cues[0].tokens
+    assert [t.text for t in tokens] == ["-", "where", "are", "you", "going", "-", "home"]
+    assert formats.loads("1\n00:00:01,000 --> 00:00:02,000\nit was -5 out\n",
+                         "srt").cues[0].tokens[2].text == "-5"
+
+
 def test_resegment_keeps_webvtt_voices_apart():
     vtt = ("WEBVTT\n\n00:00.000 --> 00:04.000\n<v Bob>yes. so what</v>\n"
            "<v.loud Ann>no. <i>well</i>\n\n00:04.000 --> 00:06.000\n<v Ann>fine. ok\n\n"

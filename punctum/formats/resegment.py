@@ -242,7 +242,10 @@ def _sentences(timed: list[_Timed], final: frozenset[str]) -> list[list[_Timed]]
 
 
 def _cut_to_fit(sentence: list[_Timed], options: ResegmentOptions) -> list[list[_Timed]]:
-    """A sentence in pieces that fit, each cut after a marked word where possible."""
+    """A sentence in pieces that fit, each cut after a marked word where possible; a cue of
+    sounds alone stays whole ("[MUSIC PLAYING]", as long as it was)."""
+    if sentence[0].sound:
+        return [sentence]
     pieces: list[list[_Timed]] = []
     current: list[_Timed] = []
     for item in sentence:

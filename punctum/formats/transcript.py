@@ -127,11 +127,16 @@ class Transcript:
 
 # ----------------------------------------------------------------------------- tokens
 
+# a dialogue dash written against the line's first word ("-Where are you going?")
+_GLUED_DASH = re.compile(r"[-–](?=[^\W\d_])")
+
+
 def split_tokens(text: str, markup: bool = False) -> tuple[Token, ...]:
     """Cut running text into tokens, keeping whitespace (and markup tags) around them.
 
     Joining ``before + text + after`` over the tokens gives `text` back. Text made of markup
-    or whitespace alone becomes one token with empty text.
+    or whitespace alone becomes one token with empty text. In subtitles (`markup`), a dash
+    written against a line's first word ("-Where") is a token of its own (a dialogue dash).
 
     Args:
         text: a cue's text, a segment's text or a line.
@@ -147,6 +152,9 @@ def split_tokens(text: str, markup: bool = False) -> tuple[Token, ...]:
             continue
         for run in _WHITESPACE.split(piece):
             if run and not run.isspace():
+                if markup and _GLUED_DASH.match(run) and (not tokens or "\n" in pending):
+                    tokens.append(Token(run[0], before=pending))  # "-Where" opening a line:
+                    run, pending = run[1:], ""  # a dialogue dash (Netflix's style), apart
                 tokens.append(Token(run, before=pending))
                 pending = ""
             else:
