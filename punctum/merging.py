@@ -41,8 +41,8 @@ def merge_labels(given: Labelled, prediction: Prediction, options: RestoreOption
     in lowercase takes the model's case unless the input writes case (`cased`; None: as
     `writes_case` finds for `given`): then its lowercase words are the writer's too ("the
     theatre actor", not "the Theatre Actor"; English "i", "i'm" excepted: "I", unless
-    `pronoun_i` is False: other languages), and only the
-    sentences the model ends start with a capital (`render`'s sentence case).
+    `pronoun_i` is False: other languages), and only the sentences the model ends start
+    with a capital (`render`'s sentence case).
 
     A listed abbreviation (`Inventory.abbreviations`: mr, dr) that the model itself writes
     Capitalised (not MS, DR, nor a word capitalised.json makes Capitalised), before a

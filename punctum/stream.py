@@ -43,9 +43,11 @@ def _depth_before_last_word(text: str, opened: int, inventory) -> int:
     """The brackets open before the last token of `text` that holds a word, `opened` before
     it: where that word is read again from when a feed brings its marks ("great:)" + "?",
     whose emoticon closes no bracket when none is open)."""
+    if not any(c in text for c in "()[]{}"):  # (most feeds: no bracket opens or closes)
+        return opened
     tokens = whitespace_tokens(text)
-    last = max((i for i, token in enumerate(tokens) if holds_word(token, inventory)),
-               default=0)
+    last = next((i for i in range(len(tokens) - 1, -1, -1)
+                 if holds_word(tokens[i], inventory)), 0)
     return count_open_brackets(" ".join(tokens[:last]), opened, inventory)
 
 

@@ -801,13 +801,13 @@ class _Builder:
         the last token waiting for the word ("<unk>? so")."""
         if self.words or not marks.strip():
             return
-        at = sum(map(len, self.pending_before)) + offset
+        waiting = sum(map(len, self.pending_before))
+        at = waiting + offset
         if glued and self.pending_before and self.pending_before[-1].endswith(" "):
             at -= 1
         if self.pending_lead and at != self.pending_lead_at:
             return
-        ends = at == sum(map(len, self.pending_before))
-        if self.pending_before and ends and marks[-1:].isspace():  # '"-"- a': the space is
+        if self.pending_before and at == waiting and marks[-1:].isspace():  # '"-"- a': the space is
             marks = marks.rstrip()  # kept when the marks are not, so that what waits for
             self._pend(" ", False)  # the word ('"-"') is not glued to it
         self.pending_lead, self.pending_lead_at = self.pending_lead + marks, at

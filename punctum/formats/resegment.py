@@ -109,7 +109,7 @@ def resegment(transcript: Transcript, options: ResegmentOptions | None = None,
     inventory = get_inventory(language)
     transcript = without_repeats(transcript)  # roll-up captions: each word in one cue
     timed = _timed_tokens(transcript, inventory)
-    groups = _group(timed, options, inventory.sentence_final)
+    groups = _group(timed, options)
     cues = tuple(sorted((_build_cue(group, options) for group in groups),
                         key=lambda cue: cue.start))  # overlapping cues in order of start
     meta = dict(transcript.meta)
@@ -208,12 +208,11 @@ def _token_spans(tokens: Sequence[Token], cue: Cue,
     return spans
 
 
-def _group(timed: list[_Timed], options: ResegmentOptions,
-           final: frozenset[str]) -> list[list[_Timed]]:
+def _group(timed: list[_Timed], options: ResegmentOptions) -> list[list[_Timed]]:
     """Tokens -> cues: whole sentences while they fit, a longer sentence cut to fit."""
     groups: list[list[_Timed]] = []
     current: list[_Timed] = []
-    for sentence in _sentences(timed, final):
+    for sentence in _sentences(timed):
         if current and current[-1].voice == sentence[0].voice and not sentence[0].overlaps \
                 and not (current[-1].sound or sentence[0].sound) and _fits(current + sentence,
                                                                            options):
@@ -228,7 +227,7 @@ def _group(timed: list[_Timed], options: ResegmentOptions,
     return groups
 
 
-def _sentences(timed: list[_Timed], final: frozenset[str]) -> list[list[_Timed]]:
+def _sentences(timed: list[_Timed]) -> list[list[_Timed]]:
     sentences: list[list[_Timed]] = [[]]
     for item in timed:
         if sentences[-1] and (sentences[-1][-1].voice != item.voice or item.turn
@@ -236,7 +235,7 @@ def _sentences(timed: list[_Timed], final: frozenset[str]) -> list[list[_Timed]]
                               or item.sound and item.opens_cue):
             sentences.append([])  # a new speaker (or a cue of sounds) starts a new sentence
         sentences[-1].append(item)
-        if item.mark in final:
+        if item.ends:
             sentences.append([])
     return [s for s in sentences if s]
 

@@ -110,8 +110,11 @@ def _joined(cues: Sequence[Cue]) -> list[Token]:
 def _decode_for_srt(text: str) -> str:
     """WebVTT text for SubRip: character references decoded, but those for < and > (a
     literal "<b>" written as a character would be a tag there)."""
-    return REFERENCE.sub(lambda m: m.group() if html.unescape(m.group()) in "<>"
-                         else html.unescape(m.group()), text) if "&" in text else text
+    def decoded(reference: re.Match) -> str:
+        char = html.unescape(reference.group())
+        return reference.group() if char in ("<", ">") else char
+
+    return REFERENCE.sub(decoded, text) if "&" in text else text
 
 
 def _escape_vtt(text: str) -> str:
