@@ -1006,6 +1006,15 @@ def test_json_text_converted_to_webvtt_is_escaped_and_reads_back():
     assert [formats.convert(back, "text").cues[0].text] == ["go --> AT&T <b c> d"]
 
 
+def test_json_text_converted_to_srt_keeps_tag_shapes_as_text():
+    content = _json({"segments": [{"start": 0.0, "end": 1.0, "text": " a<b and c>d, x < 5"}]})
+    srt = formats.dumps(formats.convert(formats.loads(content, "whisper"), "srt"))
+    assert "a&lt;b and c>d, x < 5" in srt  # "<b and c>" would read back as a tag
+    back = formats.loads(srt, "srt")
+    assert [t.text for t in back.cues[0].tokens] == ["a&lt;b", "and", "c>d,", "x", "<", "5"]
+    assert formats.convert(back, "text").cues[0].text == "a<b and c>d, x < 5"
+
+
 def test_vosk_results_printed_one_after_another_are_read_and_written_so():
     results = [{"result": [{"conf": 1.0, "end": 0.5, "start": 0.0, "word": "so"},
                            {"conf": 1.0, "end": 0.9, "start": 0.5, "word": "what"}],

@@ -134,6 +134,7 @@ def test_files_that_only_look_rolled_are_left_as_written():
                     _srt(*refrain),
                     _srt("so what did you do", "do you remember", "remember the night we met"),
                     _srt("help", "help", "is anyone there"),  # one-line cues prove nothing
+                    _srt("wait", "wait for me", "no", "no way"),  # too few words repeated
                     _srt("<u>so</u> we plant", "so <u>we</u> plant", "so we <u>plant</u>",
                          "<u>then</u> we eat", "then <u>we</u> eat")]:  # karaoke highlights
         assert repeated_tokens(formats.loads(content, "srt")) == {}

@@ -37,6 +37,8 @@ from punctum.text import Labelled, ends_sentence, parse, render
 # Markup that separates words as whitespace does: line-break tags (references to spaces,
 # &nbsp; among them, are read by `_separates`).
 _LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+# A "<" that subtitle readers take for the start of a tag, a timestamp or a comment.
+_TAG_OPENING = re.compile(r"<(?=[A-Za-z/\d!])")
 
 # ----------------------------------------------------------------------------- conversion
 
@@ -71,10 +73,12 @@ def convert(transcript: Transcript, format: str) -> Transcript:
     # character references are text to other formats than subtitles ("don&#39;t" -> "don't"),
     # and WebVTT needs &, < and > written as references ("AT&T" -> "AT&amp;T", "-->")
     # (SubRip has no references: WebVTT's are decoded for it, but for < and >, which would
-    # read as tags there)
+    # read as tags there; a "<" of other formats' text that would open a tag is written &lt;)
     write = (_decode_for_srt if transcript.format == "vtt" and format == "srt"
              else decode_references if transcript.format in SUBTITLES and format != "vtt"
-             else _escape_vtt if format == "vtt" and transcript.format != "vtt" else str)
+             else _escape_vtt if format == "vtt" and transcript.format != "vtt"
+             else _escape_srt if format == "srt" and transcript.format not in SUBTITLES
+             else str)
     # JSON word records that carry their spaces (Whisper's " Don" "'t") are joined as they
     # are written; records that carry none (WhisperX) get a space between words
     spacing = "written" if _carry_spaces([t for c in kept for t in c.tokens if t.extra]) \
@@ -115,6 +119,12 @@ def _decode_for_srt(text: str) -> str:
         return reference.group() if char in ("<", ">") else char
 
     return REFERENCE.sub(decoded, text) if "&" in text else text
+
+
+def _escape_srt(text: str) -> str:
+    """Text for SubRip with each "<" that would open a tag there written &lt; ("a<b and
+    c>d" would read back as "a" + a tag + "d"; "x < 5" stays as it is)."""
+    return _TAG_OPENING.sub("&lt;", text) if "<" in text else text
 
 
 def _escape_vtt(text: str) -> str:

@@ -14,9 +14,10 @@ word as written) that end the cue before it (the last one with words) and start 
 lines rolled up, or the line a paint-on caption grows word by word (a cue that only starts
 with the last words of a line repeats nothing: "be there" / "there was"). A file is
 roll-up when at least two cues, and at least half of the cues that show new words, show
-them after lines they repeat; in any other file nothing is a copy (a line said twice in
-ordinary subtitles, a refrain, a karaoke cue repeating its line with one word highlighted,
-stays as written).
+them after lines they repeat, and the copies hold at least five words; in any other file
+nothing is a copy (a line said twice in ordinary subtitles, a refrain, a karaoke cue
+repeating its line with one word highlighted, short subtitles that happen to start with the
+cue before: "wait" / "wait for me" / "no" / "no way", stays as written).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import replace
 from punctum.formats.transcript import SUBTITLES, Cue, Token, Transcript
 
 _MAX_OVERLAP = 200  # words a cue may repeat (captions hold 2-3 lines: some 30 words)
+_MIN_COPIES = 5  # words repeated in a file of roll-up captions, at least
 
 
 def repeated_tokens(transcript: Transcript) -> dict[tuple[int, int], tuple[int, int]]:
@@ -50,7 +52,8 @@ def repeated_tokens(transcript: Transcript) -> dict[tuple[int, int], tuple[int, 
             candidates += count < len(words)  # a cue that shows new words
             rolled += 0 < count < len(words)  # ... after words it repeats
         previous = (c, lines)
-    return copies if rolled >= 2 and 2 * rolled >= candidates else {}
+    rolling = rolled >= 2 and 2 * rolled >= candidates and len(copies) >= _MIN_COPIES
+    return copies if rolling else {}
 
 
 def without_repeats(transcript: Transcript) -> Transcript:
