@@ -633,6 +633,17 @@ def test_resegment_joins_cues_that_overlap_by_a_timing_slip(first_end, second_st
         (1.0, 3.0, "so we went to the shop.")]
 
 
+def test_resegment_keeps_a_short_cue_inside_the_cue_before_at_its_own_times():
+    srt = ("1\n00:00:01,000 --> 00:00:02,000\nso we went\n\n"
+           "2\n00:00:01,700 --> 00:00:02,000\n[MUSIC]\n\n"  # started at 2.0 it would last 0 s
+           "3\n00:00:01,800 --> 00:00:02,200\nyes\n\n"  # after one at its own times
+           "4\n00:00:02,200 --> 00:00:03,000\nto the shop.\n")
+    result = formats.resegment(formats.loads(srt, "srt"), ResegmentOptions(42, 2, 7))
+    assert [(c.start, c.end, c.text) for c in result.cues] == [
+        (1.0, 2.0, "so we went"), (1.7, 2.0, "[MUSIC]"), (1.8, 3.0, "yes to the shop.")]
+    assert all(c.end > c.start for c in result.cues)
+
+
 def test_resegment_needs_times_and_subtitles():
     with pytest.raises(ValueError, match="convert"):
         formats.resegment(formats.loads(TEXT, "text"))

@@ -126,11 +126,10 @@ def _timed_tokens(transcript: Transcript, inventory: Inventory) -> list[_Timed]:
     for number, cue in enumerate(transcript.cues, start=1):
         if cue.start is None or cue.end is None:
             raise ValueError(f"cue {number} has no times; cannot resegment")
-        # two speakers at once (more than a slip of the timing): its
-        starts_early = bool(timed) and round((latest_end - cue.start) * 1000) > round(
-            OVERLAP_TOLERANCE * 1000)  # (in whole milliseconds, as subtitles write times)
-        overlaps = starts_early or after_overlap  # words keep their times, in cues of their
-        if overlaps:  # own, as do the next cue's (not joined to words spoken before)
+        starts_early = bool(timed) and _spoken_at_once(cue, latest_end)
+        # two speakers at once: its words keep their times, in cues of their own, as do the
+        overlaps = starts_early or after_overlap  # next cue's (not joined to words before)
+        if overlaps:
             previous_end = min(previous_end, cue.start)
         after_overlap = starts_early
         latest_end = max(latest_end, cue.end)
@@ -154,6 +153,17 @@ def _timed_tokens(transcript: Transcript, inventory: Inventory) -> list[_Timed]:
                                 mark in inventory.sentence_final, k == 0))
             overlaps = False
     return timed
+
+
+def _spoken_at_once(cue: Cue, latest_end: float) -> bool:
+    """Whether a cue starts before an earlier one ends (at `latest_end`) by more than a slip
+    of the timing (OVERLAP_TOLERANCE), or by a slip that would leave it less than half its
+    time if it started at that end (a 0.3 s cue inside the cue before); in whole
+    milliseconds, as subtitles write times."""
+    overlap = round((latest_end - cue.start) * 1000)
+    kept = round((cue.end - latest_end) * 1000)
+    return overlap > round(OVERLAP_TOLERANCE * 1000) or (
+        overlap > 0 and 2 * kept < round((cue.end - cue.start) * 1000))
 
 
 def _mark(words: Labelled, inventory: Inventory) -> str:
