@@ -56,6 +56,7 @@ def test_annotations_are_found(text, kept, turns):
 @pytest.mark.parametrize("text", [
     "at 10:30 we met",  # a time of day without seconds is a word
     "at 10:30",  # a lowercase word and a time is no heading
+    "At 10:30", "On Monday 10:30", "on Monday 10:30",  # nor a time of day in running text
     "one two three four: x",  # four words before a colon are no label
     "http://example.com is a site",
     "(a)b c",  # closed inside a token

@@ -56,6 +56,9 @@ _MAY_ANNOTATE = re.compile(r":$|^[\[(]|^(?:[-–—‐]|>>>?)$|^\d+:", re.MULTIL
 _BRACKET_TOKENS = 8  # words a sound description in square brackets may hold
 _PAREN_TOKENS = 2  # ... in parentheses ("(laughs)", "(door slams)")
 _TRAILING = ":,.;?!"  # marks after a closing bracket ("[laughs].")
+# Words that open running text, not a speaker's name, before a time ("On Monday 10:30").
+_NOT_NAMES = frozenset("a about after an and around at before but by for from in is it "
+                       "of on or since so the till to until was we with".split())
 
 
 @dataclass(frozen=True)
@@ -227,12 +230,15 @@ def _line_prefix(line: list[str], offset: int, kept: set[int], turns: set[int],
 
 
 def _is_heading(line: list[str]) -> bool:
-    """Whether a line is a speaker's name (capitalised, 1-3 words) and a time alone."""
+    """Whether a line is a speaker's name (1-3 words, the first capitalised, or a number
+    among them: "speaker 1") and a time alone; not a time of day after a word that opens
+    running text ("On Monday 10:30", "At 10:30", as a restore may write "on monday 10:30")."""
     *name, time = line
     return (0 < len(name) <= _LABEL_WORDS and bool(_SHORT_TIME.fullmatch(time.strip("[]()")))
             and bool(_LABEL_FIRST.fullmatch(name[0]))
             and all(_LABEL_MORE.fullmatch(word) for word in name[1:])
-            and any(char.isupper() or char.isdigit() for word in name for char in word))
+            and name[0].lower() not in _NOT_NAMES
+            and (name[0][0].isupper() or any(c.isdigit() for word in name for c in word)))
 
 
 def _is_timestamp(texts: list[str], index: int) -> bool:
