@@ -579,12 +579,13 @@ def test_resegment_keeps_a_cue_of_sounds_alone_at_its_own_time():
            "2\n00:00:02,000 --> 00:00:05,000\nso welcome back. we talk\n\n"
            "3\n00:00:05,000 --> 00:00:08,000\nabout tomatoes [Applause] thank you.\n\n"
            "4\n00:00:08,000 --> 00:00:10,000\n(applause)\n\n"
-           "5\n00:00:10,000 --> 00:00:11,000\n[laughs]\n")
+           "5\n00:00:10,000 --> 00:00:11,000\n[laughs]\n\n"
+           "6\n00:00:11,000 --> 00:00:12,000\n♪ ♫\n")
     result = formats.resegment(formats.loads(srt, "srt"), ResegmentOptions(42, 2, 7))
     assert [(c.start, c.end, c.text) for c in result.cues] == [
         (0.0, 2.0, "[Music]"),
         (2.0, 8.0, "so welcome back. we talk about tomatoes\n[Applause] thank you."),
-        (8.0, 10.0, "(applause)"), (10.0, 11.0, "[laughs]")]
+        (8.0, 10.0, "(applause)"), (10.0, 11.0, "[laughs]"), (11.0, 12.0, "♪ ♫")]
 
 
 def test_resegment_never_cuts_a_cue_of_sounds():
