@@ -28,6 +28,8 @@ from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 
+from punctum.references import apply_case_decoded, closes_reference
+
 NULL = "O"
 LOWER, CAP, UPPER, MIX = "LOWER", "CAP", "UPPER", "MIX"
 CASES = (LOWER, CAP, UPPER, MIX)
@@ -445,6 +447,14 @@ def apply_case(word: str, case: str, form: str | None = None) -> str:
         return word
     if case == MIX and form is not None and lower_word(form) == word:
         return form
+    if "&" in word and ";" in word:  # "&eacute;cole" -> "&Eacute;cole", "&amp;" stays
+        written = apply_case_decoded(word, lambda decoded: _cased(decoded, case))
+        return written if lower_word(written) == word else word  # ("&#233;": no "&#201;")
+    return _cased(word, case)
+
+
+def _cased(word: str, case: str) -> str:
+    """`apply_case` of a word without a known form."""
     if case == MIX and (guessed := _mixed_form(word)) is not None:
         return guessed
     if case == UPPER:
@@ -577,6 +587,8 @@ def _extend_core(token: str, start: int, end: int, inv: Inventory,
         end += 1
     elif trail == "-":  # "i-", "th-": a word cut off (as transcripts write it); "<-"
         end = _hyphens_taken(token, end, core, 1)
+    elif trail == ";" and "&" in core and closes_reference(core):  # "AT&amp;", "&#39;"
+        end += 1
     return start, end
 
 

@@ -912,6 +912,16 @@ def test_character_references_reach_the_model_decoded_and_come_back_encoded():
         "Well, I don't know & the Q&A. \"R&D\" is late.\n"  # (quotes kept)
 
 
+def test_a_reference_whose_character_changes_case_is_written_for_the_new_case():
+    srt = ("1\n00:00:01,000 --> 00:00:02,000\n&eacute;cole &#233;t&#xe9; here\n\n"
+           "2\n00:00:02,500 --> 00:00:03,000\nthe code &amp;amp; is\n")
+    reference = "École ÉTÉ here. The code &amp; is."
+    transcript, restored, punctuator = _restored_cues(srt, "srt", reference)
+    assert punctuator.calls == [["école", "été", "here", "the", "code", "&amp;", "is"]]
+    assert [c.text for c in restored.cues] == [  # (the last of two references for é wins)
+        "&Eacute;cole &#201;T&#201; here.", "The code &amp;amp; is."]  # ";" of "&amp;" kept
+
+
 def test_quotes_written_as_references_stay_when_markup_is_dropped():
     vtt = ("WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nhe said &quot;stop&quot; &amp; left\n\n"
            "00:00:02.000 --> 00:00:03.000\n<i>&quot;go home&quot;</i> she said\n")

@@ -861,3 +861,24 @@ def test_every_character_a_symbol_starts_with_is_looked_at():
     for language in ("en", "es", "zh"):
         first = get_inventory(language)._lookup["symbol_first"]
         assert set(text._OTHER_EMOTICON_FIRST + text._SYMBOL_FIRST + ":;=<[") <= first
+
+
+@pytest.mark.parametrize("written, words, posts", [
+    ("tom &amp; jerry", ["tom", "&amp;", "jerry"], ["O", "O", "O"]),  # ";" closes it: no mark
+    ("at&amp;t; no", ["at&amp;t", "no"], ["PERIOD", "O"]),  # a mark after the reference's ";"
+    ("&eacute;cole;", ["&eacute;cole"], ["PERIOD"]),  # a reference at the start
+    ("a &bogus; b", ["a", "&bogus", "b"], ["O", "PERIOD", "O"]),  # stands for nothing
+])
+def test_the_semicolon_of_a_character_reference_is_part_of_its_word(written, words, posts):
+    parsed = parse(written)
+    assert list(parsed.words) == words and list(parsed.post) == posts
+
+
+@pytest.mark.parametrize("word, case, written", [
+    ("&eacute;cole", "CAP", "&Eacute;cole"),  # the case of the character it stands for
+    ("&amp;", "CAP", "&amp;"), ("at&amp;t", "UPPER", "AT&amp;T"),
+    ("stra&szlig;e", "UPPER", "STRA&szlig;E"),  # ß has no capital of its own
+    ("&#233;cole", "CAP", "&#233;cole"),  # "&#201;" would read back as another word
+])
+def test_case_applies_to_the_characters_references_stand_for(word, case, written):
+    assert apply_case(word, case) == written

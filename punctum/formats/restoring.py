@@ -20,17 +20,15 @@ from punctum.formats.annotations import (
 from punctum.formats.rolling import repeated_tokens, without_repeats
 from punctum.formats.transcript import (
     INDEPENDENT_CUES,
-    REFERENCE,
     SUBTITLES,
     Cue,
     Token,
     Transcript,
-    decode_references,
-    encode_like,
     needs_space,
     shown,
 )
 from punctum.merging import written_labels
+from punctum.references import REFERENCE, decode_references, encode_like
 from punctum.runtime import RestoreOptions
 from punctum.text import Labelled, ends_sentence, parse, render
 

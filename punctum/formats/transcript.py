@@ -7,8 +7,7 @@ import html
 import re
 from dataclasses import dataclass, field, replace
 
-# An HTML character reference (&amp; &#39; &#x27;).
-REFERENCE = re.compile(r"&(?:[a-zA-Z]+|#\d+|#x[0-9a-fA-F]+);")
+from punctum.references import REFERENCE
 
 FORMATS = ("text", "srt", "vtt", "whisper", "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf",
            "csv", "tsv")
@@ -252,24 +251,6 @@ def _dropped_at_edge(chars: str) -> bool:
     from punctum.text import parse
 
     return parse(chars + "a").words == ("a",) or parse("a" + chars).words == ("a",)
-
-
-def decode_references(text: str) -> str:
-    """A subtitle token's text with its character references decoded (what the model reads
-    and what other formats write)."""
-    if "&" not in text:
-        return text
-    return REFERENCE.sub(lambda m: html.unescape(m.group()), text)  # "&times" stays as is
-
-
-def encode_like(text: str, original: str) -> str:
-    """`text` (a restored token) with the characters that `original` wrote as references
-    written as the same references again ("Q&A" -> "Q&amp;A" for "q&amp;a")."""
-    references = {html.unescape(r): r for r in REFERENCE.findall(original)}
-    for char in sorted(references, key=lambda c: c != "&"):  # "&" first: others hold one
-        if char and char != references[char]:
-            text = text.replace(char, references[char])
-    return text
 
 
 def _split_word(raw: str, start: float | None, end: float | None, record: dict) -> Token:
