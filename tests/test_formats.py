@@ -645,6 +645,14 @@ def test_resegment_keeps_a_short_cue_inside_the_cue_before_at_its_own_times():
     assert all(c.end > c.start for c in result.cues)
 
 
+def test_resegment_never_cuts_a_word_written_against_markup():
+    srt = "1\n00:00:01,000 --> 00:00:03,000\nso <i>some</i>thing, my <b>un</b>believable friend\n"
+    for width in (3, 5, 9, 14):
+        result = formats.resegment(formats.loads(srt, "srt"), ResegmentOptions(width, 1, 7))
+        lines = [line.split() for c in result.cues for line in c.text.split("\n")]
+        assert sum(lines, []) == ["so", "something,", "my", "unbelievable", "friend"], width
+
+
 def test_resegment_needs_times_and_subtitles():
     with pytest.raises(ValueError, match="convert"):
         formats.resegment(formats.loads(TEXT, "text"))

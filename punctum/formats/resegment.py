@@ -11,7 +11,7 @@ from punctum.formats.annotations import find_annotations, token_voices
 from punctum.formats.restoring import _plain_tokens
 from punctum.formats.rolling import without_repeats
 from punctum.formats.subtitles import parse_time
-from punctum.formats.transcript import SUBTITLES, Cue, Token, Transcript
+from punctum.formats.transcript import SUBTITLES, Cue, Token, Transcript, needs_space
 from punctum.text import NULL, Inventory, Labelled, ends_sentence, get_inventory, parse
 
 
@@ -66,6 +66,7 @@ class _Timed:
     sound: bool = False  # in a cue of annotations alone ("[Music]"): kept a cue of its own
     ends: bool = False  # its mark ends a sentence (where a line break goes first)
     opens_cue: bool = False  # the first token of its cue
+    glued: bool = False  # written against the token before, markup between ("<i>so</i>on")
 
 
 # A WebVTT timestamp tag inside cue text: when the word after it is spoken (karaoke style,
@@ -149,8 +150,9 @@ def _timed_tokens(transcript: Transcript, inventory: Inventory) -> list[_Timed]:
             previous_end = end = max(end, start)
             words = parse(token.text, inventory)
             mark = _mark(words, inventory)
+            glued = k > 0 and not token.before and needs_space(tokens[k - 1].text, token.text)
             timed.append(_Timed(token, start, end, mark, voice, turn, overlaps, sound,
-                                mark in inventory.sentence_final, k == 0))
+                                mark in inventory.sentence_final, k == 0, glued))
             overlaps = False
     return timed
 
@@ -244,6 +246,8 @@ def _sentences(timed: list[_Timed]) -> list[list[_Timed]]:
                               or item.overlaps or sentences[-1][-1].sound != item.sound
                               or item.sound and item.opens_cue):
             sentences.append([])  # a new speaker (or a cue of sounds) starts a new sentence
+        if item.glued and not sentences[-1] and len(sentences) > 1:
+            sentences.pop()  # never cut from the token it is written against
         sentences[-1].append(item)
         if item.ends:
             sentences.append([])
@@ -258,7 +262,7 @@ def _cut_to_fit(sentence: list[_Timed], options: ResegmentOptions) -> list[list[
     pieces: list[list[_Timed]] = []
     current: list[_Timed] = []
     for item in sentence:
-        while current and not _fits(current + [item], options):
+        while current and not item.glued and not _fits(current + [item], options):
             cut = _break_point(current)
             pieces.append(current[:cut])
             current = current[cut:]
@@ -277,14 +281,15 @@ def _fits(group: list[_Timed], options: ResegmentOptions) -> bool:
 def _break_point(group: list[_Timed]) -> int:
     """Where to cut a group that overflows: after its last marked word in the second half."""
     for index in range(len(group) - 1, len(group) // 2 - 1, -1):
-        if group[index].mark != NULL:
+        if group[index].mark != NULL and not (index + 1 < len(group) and group[index + 1].glued):
             return index + 1
     return len(group)
 
 
 def _wrap(group: list[_Timed], width: int) -> list[list[_Timed]]:
     """Greedy lines of at most `width` characters (a longer word stands alone); a speaker's
-    turn starts a line."""
+    turn starts a line; the parts of a word written against markup ("<b>un</b>believable")
+    stay on one line."""
     lines: list[list[_Timed]] = []
     length = 0
     for item in group:
@@ -292,6 +297,13 @@ def _wrap(group: list[_Timed], width: int) -> list[list[_Timed]]:
         if lines and length + added <= width and not item.turn:
             lines[-1].append(item)
             length += added
+        elif item.glued:  # the whole word to a line of its own, where words precede it
+            line = lines[-1]
+            first = next(k for k in range(len(line) - 1, -1, -1) if not line[k].glued)
+            if first:
+                lines[-1:] = [line[:first], line[first:]]
+            lines[-1].append(item)
+            length = _line_length(lines[-1])
         else:
             lines.append([item])
             length = len(item.token.text)
@@ -312,6 +324,8 @@ def _marked_breaks(lines: list[list[_Timed]], width: int) -> list[list[_Timed]]:
             moved = line[k + 1:]
             if _line_length(moved) + len(after[0].token.before or " ") > room:
                 break
+            if moved[0].glued:
+                continue
             if line[k].ends or (
                     line[k].mark != NULL and _line_length(line[:k + 1]) >= half):
                 lines[number], lines[number + 1] = line[:k + 1], moved + after
