@@ -98,7 +98,7 @@ class EnsemblePunctuator(Punctuator):
         case_probs = np.mean([p.case_probs for p in predictions], axis=0, dtype=np.float32)
         post = decide_marks(words, post_probs, self.post_labels, self.post_bias)
         case = decide_case(words, case_probs, self.case_labels, self.capitalised,
-                           self.inventory.abbreviations)
+                           self.inventory.abbreviations, self.inventory.language == "en")
         return Prediction(tuple(words), post, case, post_probs, case_probs,
                           self.post_labels, self.case_labels)
 

@@ -271,7 +271,7 @@ class Punctuator:
             case_probs[has] = case_sub[encoding.label_positions[has]]
         post = decide_marks(words, post_probs, self.post_labels, self.post_bias)
         case = decide_case(words, case_probs, self.case_labels, self.capitalised,
-                           self.inventory.abbreviations)
+                           self.inventory.abbreviations, self.inventory.language == "en")
         return Prediction(tuple(words), post, case, post_probs, case_probs, self.post_labels,
                           self.case_labels)
 
@@ -412,7 +412,8 @@ def decide_marks(words: Sequence[str], post_probs: np.ndarray, post_labels: Sequ
 
 def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Sequence[str],
                 capitalised: frozenset = frozenset(),
-                abbreviations: frozenset = frozenset()) -> tuple[str, ...]:
+                abbreviations: frozenset = frozenset(),
+                pronoun_i: bool = True) -> tuple[str, ...]:
     """Each word's case: the most probable label, except that a word of `capitalised`
     (names the training text always writes Capitalised, capitalised.json) is never LOWER,
     an address (`text.is_address`: joe@example.com) and a number with a lowercase ending
@@ -422,7 +423,7 @@ def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Seque
     abbreviation (`Inventory.abbreviations`: mr, dr) predicted UPPER is CAP, and a word cut
     off (`text.is_cut_word`: th-) predicted UPPER is LOWER (its letters read as an acronym),
     as is the word after it predicted CAP (unless "I" or a name: the sentence goes on);
-    "i-" is "I-".
+    "i-" is "I-" in English (`pronoun_i`).
 
     Args:
         words: (n,) normalised words.
@@ -435,7 +436,7 @@ def decide_case(words: Sequence[str], case_probs: np.ndarray, case_labels: Seque
             LOWER if c == UPPER and is_lowercase_initialism(w) else  # e.g., not E.G.
             CAP if c == UPPER and w in abbreviations else  # Mr, not MR
             LOWER if c == UPPER and is_cut_word(w) and len(w) > 2 else  # th-, not TH-
-            CAP if w == "i-" and c == LOWER else c  # "I- I think", as "I" is
+            CAP if pronoun_i and w == "i-" and c == LOWER else c  # "I- I think", as "I" is
             for w, c in zip(words, case)]
     if "-\0" in "\0".join(words) + "\0":  # "th- the thing": the same sentence goes on
         case = [LOWER if c == CAP and i and is_cut_word(words[i - 1]) and not is_i(w)

@@ -728,6 +728,9 @@ def test_a_word_cut_off_takes_no_mark_nor_capitals_and_its_sentence_goes_on():
     labels = ("LOWER", "CAP", "UPPER", "MIX")
     assert decide_case(words, case_probs, labels) == ("LOWER", "LOWER", "UPPER", "CAP", "LOWER")
     assert decide_case(words, case_probs, labels, frozenset({"the"}))[1] == "CAP"  # a name
+    lower = np.tile(np.array([[0.9, 0.1, 0, 0]], np.float32), (2, 1))
+    assert decide_case(("i-", "i"), lower, labels) == ("CAP", "LOWER")  # "I- i": English
+    assert decide_case(("i-", "i"), lower, labels, pronoun_i=False) == ("LOWER", "LOWER")
     stutter = ("w-", "what", "do")  # a single letter cut off too
     assert decide_marks(stutter, post_probs[:3], ("O", "COMMA", "PERIOD"))[0] == "O"
 
