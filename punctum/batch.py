@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from punctum import formats
+from punctum.corpora import looks_utf16
 from punctum.fileio import TEMP_SUFFIX, atomic_writer, printable, standard_stream
 from punctum.formats.annotations import separate, words_outside
 from punctum.runtime import LONG_LINE_PART, RestoreOptions, cpu_count
@@ -582,11 +583,13 @@ class FileResult:
 @dataclass(frozen=True)
 class BatchPlan:
     """The files of a batch: to restore, skipped (output exists), failed before running
-    (their format could not be told)."""
+    (their format could not be told), left out (not transcripts: binary files such as
+    the videos beside their subtitles, formats punctum does not read; `left_out` says why)."""
 
     tasks: tuple[FileTask, ...]
     skipped: tuple[FileTask, ...] = ()
     failed: tuple[FileResult, ...] = ()
+    left_out: tuple[FileResult, ...] = ()
 
 
 def plan_batch(options: BatchOptions) -> BatchPlan:
@@ -602,10 +605,13 @@ def plan_batch(options: BatchOptions) -> BatchPlan:
             --to text).
     """
     _check_folders(options.input_dir, options.output_dir)
-    tasks, skipped, failed = [], [], []
+    tasks, skipped, failed, left_out = [], [], [], []
     unreadable: list[OSError] = []
     for relative in list_inputs(options.input_dir, unreadable, options.output_dir):
         source = os.path.join(options.input_dir, relative)
+        if reason := _not_a_transcript(source, options.file.input_format):
+            left_out.append(FileResult(source, "", reason))
+            continue
         try:
             task = _plan_file(source, relative, options)
             _check_target_outside(task.target, options.input_dir)
@@ -620,7 +626,25 @@ def plan_batch(options: BatchOptions) -> BatchPlan:
                           f"{error.filename}: cannot read the folder ({error.strerror})")
                for error in unreadable]
     _check_collisions(tasks + skipped)
-    return BatchPlan(tuple(tasks), tuple(skipped), tuple(failed))
+    return BatchPlan(tuple(tasks), tuple(skipped), tuple(failed), tuple(left_out))
+
+
+def _not_a_transcript(path: str, input_format: str, head_bytes: int = 8192) -> str:
+    """Why a file of a folder is not restored ("binary", "Advanced SubStation Alpha"), or
+    "": a file of a format punctum does not read (by its name, unless --format says how to
+    read it), or a binary one (NUL bytes in its first kilobytes, not UTF-16 text and not
+    gzip, whose text is told when it is read). A file that cannot be read says so later."""
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix in formats.UNREAD and input_format == "auto":
+        return formats.UNREAD[suffix]
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(head_bytes)
+    except OSError:
+        return ""
+    if b"\0" not in head or head[:2] == b"\x1f\x8b" or looks_utf16(head.split(b"\n")[0], 1):
+        return ""
+    return "binary"
 
 
 def _check_target_outside(target: str, input_dir: str) -> None:

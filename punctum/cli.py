@@ -345,6 +345,7 @@ def _run_restore_folder(args) -> int:
     options = _batch_options(args, jobs=1 if args.jobs is None else args.jobs)
     plan = plan_batch(options)
     _say_skipped(args.command, len(plan.skipped))
+    _say_left_out(args.command, plan.left_out)
     return _report_batch(args.command, run_batch(options, plan), options.output_dir)
 
 
@@ -435,6 +436,18 @@ def _say_skipped(command: str, n_skipped: int) -> None:
     if n_skipped:
         print(f"punctum {command}: skipping {_files(n_skipped)} whose output exists "
               f"(--overwrite redoes them)", file=sys.stderr)
+
+
+def _say_left_out(command: str, left_out, named: int = 5) -> None:
+    """Name the files of a folder that are not transcripts (binary, or of a format punctum
+    does not read), the first few with the reason."""
+    if not left_out:
+        return
+    names = ", ".join(f"{printable(r.source)} ({r.error})" for r in left_out[:named])
+    more = f" and {len(left_out) - named} more" if len(left_out) > named else ""
+    what = "that is not a transcript" if len(left_out) == 1 else "that are not transcripts"
+    print(f"punctum {command}: left out {_files(len(left_out))} {what}: {names}{more}",
+          file=sys.stderr)
 
 
 def _report_batch(command: str, report, output_dir: str) -> int:
@@ -653,6 +666,7 @@ def _run_batch_files(args, ray_options) -> int:
     options = _batch_options(args)
     plan = plan_batch(options)
     _say_skipped(args.command, len(plan.skipped))
+    _say_left_out(args.command, plan.left_out)
     return _report_batch(args.command, run_files(options, ray_options, plan),
                          options.output_dir)
 

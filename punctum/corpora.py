@@ -149,7 +149,7 @@ def _numbered_lines(handle) -> Iterator[tuple[int, bytes]]:
 
 
 def _decode(raw: bytes, name: str, line_no: int, errors: str = "strict") -> str:
-    if line_no <= 3 and _looks_utf16(raw, line_no):
+    if line_no <= 3 and looks_utf16(raw, line_no):
         raise ValueError(f"{name}: looks like UTF-16 text (a byte-order mark or NUL bytes "
                          f"between letters); punctum reads UTF-8: convert it first, e.g. "
                          f"iconv -f UTF-16 -t UTF-8")
@@ -164,7 +164,7 @@ def _decode(raw: bytes, name: str, line_no: int, errors: str = "strict") -> str:
     return text.removeprefix("\ufeff") if line_no == 1 else text
 
 
-def _looks_utf16(line: bytes, line_no: int) -> bool:
+def looks_utf16(line: bytes, line_no: int) -> bool:
     """Whether one of a file's first lines is UTF-16: a byte-order mark opening the file, or
     NUL bytes as every other byte of ASCII letters ("h\\0e\\0l\\0..."), which UTF-8 text
     never holds (a blank first line is one byte: the next one shows it); not NUL bytes
