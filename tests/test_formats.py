@@ -967,6 +967,41 @@ def test_whisperx_words_without_spaces_stay_separate_words():
         "So,", "what", "do", "you", "think?"]
 
 
+def test_whisperx_words_stay_words_beside_a_stray_spaced_record():
+    words = [{"word": w, "start": i / 2, "end": i / 2 + 0.4} for i, w in
+             enumerate(["so", "we", "go", " home", "now"])]
+    content = _json({"segments": [{"start": 0.0, "end": 2.5, "text": "so we go home now",
+                                   "words": words}]})
+    _, restored, punctuator = _restored_cues(content, "whisper", "So we go home now.")
+    assert punctuator.calls == [["so", "we", "go", "home", "now"]]  # not "sowego"
+    segment = json.loads(formats.dumps(restored))["segments"][0]
+    assert segment["text"] == "So we go home now."
+    assert formats.dumps(formats.convert(restored, "text")) == "So we go home now.\n"
+
+
+def test_a_segment_keeps_its_own_spacing_and_gets_no_text_it_did_not_have():
+    words = [{"word": w, "start": i / 2, "end": i / 2 + 0.4} for i, w in
+             enumerate(["我们用", "iPhone", "拍照"])]
+    content = _json({"segments": [{"start": 0.0, "end": 1.5, "text": "我们用 iPhone 拍照",
+                                   "words": words}]})
+    _, restored, _ = _restored_cues(content, "whisper", "我们用 iPhone 拍照.")
+    assert json.loads(formats.dumps(restored))["segments"][0]["text"] == "我们用 iPhone 拍照."
+    bare = _json({"segments": [{"start": 0.0, "end": 1.0, "words": [
+        {"word": " hello", "start": 0.0, "end": 0.5}, {"word": " there", "start": 0.5,
+                                                       "end": 1.0}]}]})
+    _, restored, _ = _restored_cues(bare, "whisper", "Hello there.")
+    segment = json.loads(formats.dumps(restored))["segments"][0]
+    assert "text" not in segment and segment["words"][1]["word"] == " there."
+
+
+def test_the_file_text_keeps_its_own_spacing_between_segments():
+    content = _json({"text": "so we go\nhome now", "segments": [
+        {"start": 0.0, "end": 1.0, "text": " so we go"},
+        {"start": 1.0, "end": 2.0, "text": " home now"}]})
+    _, restored, _ = _restored_cues(content, "whisper", "So we go home now.")
+    assert json.loads(formats.dumps(restored))["text"] == "So we go\nhome now."
+
+
 def test_whisperx_words_stay_apart_beside_a_segment_it_could_not_align():
     words = [{"word": w, "start": i / 2, "end": i / 2 + 0.4} for i, w in
              enumerate(["so", "what", "now"])]

@@ -160,6 +160,15 @@ def test_hf_objects_are_separate_texts_and_text_is_rebuilt():
     assert json.loads(formats.dumps(single))["text"] == REFERENCE
 
 
+def test_hf_text_keeps_its_spacing_beside_a_chunk_of_whitespace():
+    chunks = [{"text": " ", "timestamp": [0.0, 0.1]}] + [
+        {"text": w, "timestamp": [i / 2, i / 2 + 0.4]} for i, w in
+        enumerate(["so", "we", "go", "home", "now"], start=1)]
+    _, restored, _ = _restored(json.dumps({"text": "so we go home now", "chunks": chunks}),
+                               "hf", "So we go home now.")
+    assert json.loads(formats.dumps(restored))["text"] == "So we go home now."
+
+
 def test_a_chunk_without_an_end_is_given_one_and_keeps_its_null():
     chunks = [{"text": " so what", "timestamp": [0.0, 1.0]},
               {"text": " do", "timestamp": [1.2, None]},  # word-level, the next starts

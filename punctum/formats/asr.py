@@ -51,8 +51,10 @@ from punctum.formats.transcript import (
     Cue,
     Token,
     Transcript,
+    carry_spaces,
     fillers_kept_out,
     is_filler,
+    respaced,
     shown,
     split_tokens,
 )
@@ -348,8 +350,9 @@ def dump_hf(transcript: Transcript) -> str:
         root = dict(record)
         new = [chunk["text"] for chunk in chunks]
         if new != old:
-            spaced = any(text[:1].isspace() for text in new)
-            root["text"] = ("" if spaced else " ").join(new)
+            written = respaced(record.get("text"), old, new)
+            root["text"] = written if written is not None else (
+                "" if carry_spaces(new) else " ").join(new)
         root["chunks"] = chunks
         roots.append(root)
     layout = transcript.meta.get("layout", "object")

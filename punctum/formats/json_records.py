@@ -19,9 +19,11 @@ from punctum.formats.transcript import (
     Token,
     Transcript,
     _split_word,
+    carry_spaces,
     fillers_kept_out,
     is_filler,
     needs_space,
+    respaced,
     split_tokens,
 )
 
@@ -416,9 +418,11 @@ def _dump_whisper(transcript: Transcript) -> str:
         root = {"text": _joined_texts(s["text"] for s in segments), "segments": segments}
     else:
         root = dict(record)
-        old = [s.get("text") for s in record.get("segments", [])]
-        if "text" in root and [s.get("text") for s in segments] != old:
-            root["text"] = _joined_texts(s.get("text", "") for s in segments)
+        old = [s.get("text") for s in record.get("segments", []) if isinstance(s, dict)]
+        new = [s.get("text") for s in segments]
+        if "text" in root and new != old:
+            root["text"] = respaced(root["text"], old, new) or _joined_texts(
+                s.get("text", "") for s in segments)  # (the text's own spacing if it can)
         root["segments"] = segments
         _update_word_segments(root, record)
     return write_document(transcript, root, style)
@@ -429,7 +433,7 @@ def _joined_texts(texts) -> str:
     " Hello"; then a segment without one continues a word), else with a space between words
     (`needs_space`)."""
     texts = [t for t in texts if isinstance(t, str)]
-    if any(t[:1].isspace() for t in texts):
+    if carry_spaces(texts):
         return "".join(texts)
     joined = ""
     for text in texts:
@@ -465,25 +469,33 @@ def _whisper_segment(cue: Cue, index: int) -> dict:
         _put(record, "text", cue.text)
     elif old_words or (not cue.extra and timed):
         words = [_whisper_word(token) for token in cue.tokens]
-        if words != old_words:
-            record["text"] = _segment_text(words, record.get("text"))
+        if words != old_words and ("text" in record or not cue.extra):  # (none: none added)
+            record["text"] = _segment_text(words, record.get("text"), old_words)
         record["words"] = words
     else:
         _put(record, "text", cue.text)
     return record
 
 
-def _segment_text(words: list[dict], old: Any) -> str:
-    """A segment's text from its words: joined as they are when they carry their spaces
-    (OpenAI Whisper's " Hello"), else with a space between them (WhisperX's "Hello"; none
-    in scripts without spaces, `needs_space`), after the old text's leading whitespace (and
-    only that: a text "i see" with words " i", " see" stays without its leading space)."""
+def _segment_text(words: list[dict], old: Any, old_words: Any = None) -> str:
+    """A segment's text from its words: with the old text's whitespace around each word
+    where the old text is its old words and whitespace (`transcript.respaced`: "我们用 iPhone
+    拍照" keeps its spaces); else joined as they are when they carry their spaces (OpenAI
+    Whisper's " Hello"), or with a space between them (WhisperX's "Hello"; none in scripts
+    without spaces, `needs_space`), after the old text's leading whitespace (and only that:
+    a text "i see" with words " i", " see" stays without its leading space)."""
     texts = [w["word"] for w in words]
+    if isinstance(old_words, list) and len(old_words) == len(words):
+        written = respaced(old, [w.get("word") if isinstance(w, dict) else None
+                                 for w in old_words], texts)
+        if written is not None:
+            return written
     lead = old[:len(old) - len(old.lstrip())] if isinstance(old, str) and old.strip() else None
-    if any(text[:1].isspace() for text in texts):
+    if carry_spaces(texts):
         joined = "".join(texts)
         return joined if lead is None else lead + joined.lstrip()
     lead = lead or ""
+    texts = [text.strip() for text in texts if text.strip()]
     out = texts[:1]
     for left, right in zip(texts, texts[1:]):
         out += [" ", right] if needs_space(left, right) else [right]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import html
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from punctum.references import REFERENCE
 
@@ -181,6 +183,36 @@ def needs_space(left: str, right: str) -> bool:
     Thai, Lao, Khmer, Myanmar)."""
     return bool(left and right) and not (_SPACELESS.match(left[-1])
                                          or _SPACELESS.match(right[0]))
+
+
+def carry_spaces(texts: Iterable[str]) -> bool:
+    """Whether word records are written with the spaces between words (OpenAI Whisper's
+    " Hello", " Don" "'t"), not without (WhisperX's "Hello"): at least half of those with
+    text start with whitespace (a stray " home" among WhisperX words changes nothing)."""
+    worded = [text for text in texts if text.strip()]
+    return bool(worded) and 2 * sum(text[:1].isspace() for text in worded) >= len(worded)
+
+
+def respaced(old_text: Any, old_parts: Sequence[Any], new_parts: Sequence[str]) -> str | None:
+    """`new_parts` joined with the whitespace that `old_text` holds before, between and after
+    `old_parts` (their text without its own edge whitespace, in order, whitespace alone
+    between them: a segment's text and its words, a file's text and its segments); None
+    where `old_text` is not so made ("edited"), or a part is not text."""
+    if not isinstance(old_text, str) or len(old_parts) != len(new_parts) or not all(
+            isinstance(part, str) for part in old_parts):
+        return None
+    out, position = [], 0
+    for old, new in zip(old_parts, new_parts):
+        start = position
+        while position < len(old_text) and old_text[position].isspace():
+            position += 1
+        core = old.strip()
+        if not old_text.startswith(core, position):
+            return None
+        out += [old_text[start:position], new.strip()]
+        position += len(core)
+    rest = old_text[position:]
+    return None if rest.strip() else "".join(out) + rest
 
 
 def is_filler(word: str) -> bool:
