@@ -160,6 +160,16 @@ def test_hf_objects_are_separate_texts_and_text_is_rebuilt():
     assert json.loads(formats.dumps(single))["text"] == REFERENCE
 
 
+def test_a_control_character_inside_a_word_stays_there_and_splits_nothing():
+    ctm = "utt1 A 0.00 0.30 so 0.99\nutt1 A 0.30 0.30 hel\x01lo 0.98\nutt1 A 0.60 0.30 there 0.97\n"
+    _, restored, punctuator = _restored(ctm, "ctm", "So hello, there.")
+    assert punctuator.calls == [["so", "hello", "there"]]
+    assert formats.dumps(restored).splitlines()[1] == "utt1 A 0.30 0.30 hel\x01lo, 0.98"
+    nemo = json.dumps({"pred_text": "so hel\u0000lo there"}) + "\n"
+    _, restored, _ = _restored(nemo, "nemo", "So Hello there.")
+    assert json.loads(formats.dumps(restored))["pred_text"] == "So Hel\x00lo there."
+
+
 def test_hf_text_keeps_its_spacing_beside_a_chunk_of_whitespace():
     chunks = [{"text": " ", "timestamp": [0.0, 0.1]}] + [
         {"text": w, "timestamp": [i / 2, i / 2 + 0.4]} for i, w in

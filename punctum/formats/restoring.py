@@ -35,6 +35,8 @@ from punctum.text import Labelled, ends_sentence, parse, render
 # Markup that separates words as whitespace does: line-break tags (references to spaces,
 # &nbsp; among them, are read by `_separates`).
 _LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+# Control characters that are not whitespace (which splits tokens), as records may hold.
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]+")
 # A "<" that subtitle readers take for the start of a tag, a timestamp or a comment.
 _TAG_OPENING = re.compile(r"<(?=[A-Za-z/\d!])")
 
@@ -243,7 +245,7 @@ def restore_transcript(transcript: Transcript, punctuator,
     subtitles = transcript.format in SUBTITLES
     copies = repeated_tokens(transcript)  # roll-up captions: each word to the model once
     original, transcript = transcript, _without(transcript, copies)
-    model_text = decode_references if subtitles else str
+    model_text = _model_text(decode_references if subtitles else str)
     notes = _notes(original, copies, model_text) if options.annotations else \
         [NONE] * len(transcript.cues)
     groups = [_word_groups(cue, inventory.word_unit == "word", note.kept_out)
@@ -273,10 +275,34 @@ def restore_transcript(transcript: Transcript, punctuator,
         texts.update((k, r) for k, r in zip(keys, rendered) if r is not None)
     _share_word_pieces(texts, groups, transcript, model_text)
     texts.update((key, texts[origin]) for key, origin in copies.items() if origin in texts)
+    _controls_kept(texts, original, decode_references if subtitles else str)
     if subtitles:  # characters read from references are written as the same references
         texts = {(c, t): encode_like(text, original.cues[c].tokens[t].text)
                  for (c, t), text in texts.items()}
     return _with_texts(original, texts)
+
+
+def _model_text(decode: Callable[[str], str]) -> Callable[[str], str]:
+    """How the model reads a token's text: decoded (`decode`), without control characters
+    inside it ("hel\x01lo" is "hello": a record's word stays one word; `_controls_kept`
+    writes them back)."""
+    def read(text: str) -> str:
+        text = decode(text)
+        return text if text.isprintable() else _CONTROL.sub("", text)
+    return read
+
+
+def _controls_kept(texts: dict[tuple[int, int], str], original: Transcript,
+                   decode: Callable[[str], str]) -> None:
+    """The control characters of restored tokens written back where they stood between the
+    letters (`_split_word_pieces`; a token whose letters changed stays as written)."""
+    for (c, t), text in texts.items():
+        written = original.cues[c].tokens[t].text
+        if not written.isprintable() and _CONTROL.search(written):
+            written = decode(written)
+            pieces = _split_word_pieces(text, _CONTROL.split(written))
+            texts[(c, t)] = "".join(p + s for p, s in zip(pieces, _CONTROL.findall(written)
+                                                        + [""]))
 
 
 def _inner_leads_dropped(given: Labelled) -> Labelled:
