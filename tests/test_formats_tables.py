@@ -1,6 +1,7 @@
 """CSV and TSV tables: a text column restored per row, everything else kept as written."""
 
 import gzip
+import io
 
 import pytest
 from test_formats import ScriptedPunctuator, _write
@@ -28,6 +29,7 @@ ROUND_TRIPS = {
     "empty": "",
     "header only": "text\n",
     "tsv": 'path\tsentence\tup_votes\na.mp3\tthe "quick" fox\t2\n\nb.mp3\tso\n',
+    "carriage returns alone": 'id,text\r1,"so what,\rnow"\r2,ok\r',  # classic Mac OS
 }
 
 
@@ -45,6 +47,12 @@ def _restored(content: str, reference: str = REFERENCE, format: str = "csv", **k
     transcript = formats.loads(content, format, text_key=keys.pop("text_key", None))
     restored = formats.restore_transcript(transcript, punctuator)
     return formats.dumps(restored, **keys), punctuator
+
+
+def test_rows_ended_by_carriage_returns_alone_are_rows():
+    out, punctuator = _restored("id,text\r1,so what\r2,good morning\r", "So what. Good morning.")
+    assert punctuator.calls == [["so", "what"], ["good", "morning"]]
+    assert out == "id,text\r1,So what.\r2,Good morning.\r"
 
 
 def test_each_row_is_restored_as_a_text_of_its_own_and_the_rest_is_kept():
@@ -186,8 +194,7 @@ def test_a_table_streamed_in_chunks_is_the_table_restored_whole(sample):
     words = formats.loads(content, format).tokens
     reference = " ".join(t.text.strip('"') for t in words if t.text) + "."
     whole, _ = _restored(content, reference, format=format, output_key="out")
-    lines = content.split("\n")
-    lines = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+    lines = list(io.StringIO(content, newline=""))  # as a file is read: endings kept
     punctuator = ScriptedPunctuator(reference)
     for chunk_words in (1, 3, 1000):
         pieces = stream_table(lines, format, "t", lambda t: formats.restore_transcript(

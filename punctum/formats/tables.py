@@ -87,9 +87,10 @@ def read_table(text: str, name: str, meta: dict, format: str,
     """A "csv" or "tsv" transcript of `text` as decoded (line endings not normalised): one
     cue per row after the header (see the module docstring). Errors name the file and line.
     """
-    lines = text.split("\n")
-    reader = RowReader([line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else []),
-                       format, name)
+    ending = "\r" if "\r" in text and "\n" not in text else "\n"  # (CR alone: old Macs)
+    lines = text.split(ending)
+    reader = RowReader([line + ending for line in lines[:-1]] + ([lines[-1]] if lines[-1]
+                                                                  else []), format, name)
     rows = list(reader)
     header = next((i for i, row in enumerate(rows) if row.cells), None)
     if header is None:  # blank lines only
