@@ -234,7 +234,10 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
         transcript = formats.loads(text, source.format, source.name, options.text_key)
     note_punctuated(source.name, (cue.text for cue in transcript.cues[:_SAMPLE_LINES]),
                     options.restore)
-    restored = formats.restore_transcript(transcript, punctuator, options.restore)
+    try:
+        restored = formats.restore_transcript(transcript, punctuator, options.restore)
+    except ValueError as error:  # (a word that is not Unicode text: JSON's "\ud800")
+        raise ValueError(f"{source.name}: {error}") from None
     resegment_first = options.layout is not None and restored.format in formats.SUBTITLES
     if resegment_first:  # in its own format: WebVTT voices and timestamp tags still there
         restored = formats.resegment(restored, options.layout, punctuator.inventory)

@@ -1188,6 +1188,14 @@ def test_lone_surrogate_escapes_outside_the_text_are_written_back_as_escapes():
     assert formats.dumps(formats.loads(line, "nemo")) == line
 
 
+def test_a_lone_surrogate_in_a_word_is_an_error_naming_the_file(tiny_artifact, tmp_path,
+                                                                   capsys):
+    source = _write(tmp_path, "talk.json", _json({"segments": [
+        {"start": 0, "end": 1, "text": " so we go \ud800 home"}]}))  # (escaped by json)
+    code, _, err = _cli(["-i", str(source), "-o", "-"], tiny_artifact, capsys)
+    assert code == 2 and "talk.json: the word '\\ud800' holds a lone surrogate" in err
+
+
 def test_whisper_text_is_rebuilt_with_spaces_between_segments_that_carry_none():
     content = _json({"text": "so what do you think about it", "segments": [
         {"id": 0, "start": 0.0, "end": 2.5, "text": "so what do you think"},
