@@ -308,3 +308,18 @@ def test_a_turn_mark_inside_a_text_line_ends_the_sentence_before_it(tiny_artifac
                                      RestoreOptions()))
     before, after = out.split(" >> ")
     assert before[-1] in ".?!" and after[0].isupper()
+
+
+@pytest.mark.parametrize("keep_existing, expected", [
+    (False, "It was great. [laughter] So we left. Fun, (laughs) then."),  # the model's marks
+    (True, "It was great!? [laughter] So we left. Fun. (laughs) Then."),  # the written ones
+])
+def test_marks_after_a_sound_description_are_the_word_befores_not_written_twice(
+        keep_existing, expected):
+    content = "it was great [laughter]!? so we left. fun (laughs). then\n"
+    transcript = formats.loads(content, "text")
+    punctuator = ScriptedPunctuator("It was great. So we left. Fun, then.")
+    restored = formats.restore_transcript(transcript, punctuator,
+                                          RestoreOptions(keep_existing=keep_existing))
+    assert punctuator.calls == [["it", "was", "great", "so", "we", "left", "fun", "then"]]
+    assert formats.dumps(restored) == expected + "\n"

@@ -30,7 +30,7 @@ from punctum.formats.transcript import (
 from punctum.merging import written_labels
 from punctum.references import REFERENCE, decode_references, encode_like
 from punctum.runtime import RestoreOptions
-from punctum.text import Labelled, ends_sentence, parse, render
+from punctum.text import NULL, Edges, Labelled, ends_sentence, marks_after_word, parse, render
 
 # Markup that separates words as whitespace does: line-break tags (references to spaces,
 # &nbsp; among them, are read by `_separates`).
@@ -258,6 +258,10 @@ def restore_transcript(transcript: Transcript, punctuator,
         options.annotations else [frozenset()] * len(transcript.cues)
     given = [_inner_leads_dropped(Labelled.concat([p for c in doc for p in parsed[c]]))
              for doc in documents]
+    sounds = [_marks_after_sounds(transcript, doc, parsed, notes, model_text)
+              for doc in documents] if options.annotations else [[]] * len(documents)
+    if options.keep_existing:
+        given = [_sound_marks_given(g, found, inventory) for g, found in zip(given, sounds)]
     timing = {}
     if options.pauses and getattr(punctuator, "pause_aware", False):
         timing["pauses"] = [word_pauses(transcript, parsed, doc) for doc in documents]
@@ -274,6 +278,8 @@ def restore_transcript(transcript: Transcript, punctuator,
         rendered = _render_tokens(labelled, counts, punctuator, options)
         texts.update((k, r) for k, r in zip(keys, rendered) if r is not None)
     _share_word_pieces(texts, groups, transcript, model_text)
+    texts.update((key, text[:len(text) - len(marks)]) for found in sounds
+                 for key, text, marks, word in found if word >= 0 or not options.keep_existing)
     texts.update((key, texts[origin]) for key, origin in copies.items() if origin in texts)
     _controls_kept(texts, original, decode_references if subtitles else str)
     if subtitles:  # characters read from references are written as the same references
@@ -303,6 +309,41 @@ def _controls_kept(texts: dict[tuple[int, int], str], original: Transcript,
             pieces = _split_word_pieces(text, _CONTROL.split(written))
             texts[(c, t)] = "".join(p + s for p, s in zip(pieces, _CONTROL.findall(written)
                                                         + [""]))
+
+
+# Marks written after a sound description's closing bracket ("[laughter].", "(laughs)!?").
+_SOUND_MARKS = re.compile(r"[\])]([.,;?!…]+)$")
+
+
+def _marks_after_sounds(transcript: Transcript, doc: list[int], parsed, notes,
+                        model_text) -> list[tuple[tuple[int, int], str, str, int]]:
+    """The sound descriptions of the cues `doc` written with marks after them ("great
+    [laughter]. so"): (key, text, the marks, the index of the word before among the doc's
+    words, -1 for none). Those marks are the word's before it, where the model's go (not
+    twice: "great. [laughter]."): dropped, or with --keep-existing that word's own mark."""
+    found, position = [], 0
+    for c in doc:
+        tokens = transcript.cues[c].tokens
+        for t, words in enumerate(parsed[c]):
+            position += len(words)
+            if t in notes[c].kept_out and t not in notes[c].turns and (
+                    marks := _SOUND_MARKS.search(model_text(tokens[t].text))):
+                found.append(((c, t), tokens[t].text, marks.group(1), position - 1))
+    return found
+
+
+def _sound_marks_given(given: Labelled, found, inventory) -> Labelled:
+    """`given` with the marks written after sound descriptions as the marks of the words
+    before them (where those have none)."""
+    post, edges = list(given.post), list(given.edges)
+    for _, _, marks, word in found:
+        mark = marks_after_word(marks, inventory)
+        if word >= 0 and post[word] == NULL and mark is not None:
+            post[word] = mark.post[0]
+            if mark.edges[0] is not None and mark.edges[0].mark:
+                edges[word] = replace(edges[word] or Edges(), mark=mark.edges[0].mark.strip(),
+                                      mark_of=mark.post[0])
+    return replace(given, post=tuple(post), edges=tuple(edges))
 
 
 def _inner_leads_dropped(given: Labelled) -> Labelled:
