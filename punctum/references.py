@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable
+from html.entities import html5
 
 # An HTML character reference (&amp; &#39; &#x27;).
 REFERENCE = re.compile(r"&(?:[a-zA-Z]+|#\d+|#x[0-9a-fA-F]+);")
@@ -55,8 +56,9 @@ def _other_case(reference: str, char: str) -> str:
     if reference.startswith("&#"):
         return f"&#{ord(char)};"
     name = reference[1:-1]
-    for candidate in (name[:1].swapcase() + name[1:], name.swapcase()):
-        if html.unescape(f"&{candidate};") == char:
+    for candidate in (name[:1].swapcase() + name[1:], name[:2].swapcase() + name[2:],
+                      name.swapcase()):  # eacute -> Eacute, aelig -> AElig, eth -> ETH
+        if html5.get(candidate + ";") == char:
             return f"&{candidate};"
     return ""
 
@@ -65,7 +67,10 @@ def closes_reference(core: str) -> bool:
     """Whether a ";" after a word core closes a character reference that the core ends
     with ("AT&amp" + ";"; not "&bogus" + ";", which stands for nothing)."""
     found = _OPEN_REFERENCE.search(core)
-    return found is not None and html.unescape(found.group() + ";") != found.group() + ";"
+    if found is None:
+        return False
+    name = found.group()[1:]
+    return name.startswith("#") or name + ";" in html5  # (not "&copyright": "&copy" + "right")
 
 
 def apply_case_decoded(word: str, apply: Callable[[str], str]) -> str:
@@ -74,3 +79,25 @@ def apply_case_decoded(word: str, apply: Callable[[str], str]) -> str:
     if not REFERENCE.search(word):
         return apply(word)
     return encode_like(apply(decode_references(word)), word)
+
+
+def apply_outside(word: str, apply: Callable[[str], str]) -> str:
+    """`apply` (a case change) applied to the characters outside the word's references,
+    each reference kept as written ("caf&#233;" -> "CAF&#233;"); the word as it is where
+    the change would alter the references' places."""
+    masked = REFERENCE.sub(lambda m: "\0" * len(m.group()), word)
+    changed = apply(masked)
+    if len(changed) != len(word) or any((a == "\0") != (b == "\0")
+                                        for a, b in zip(masked, changed)):
+        return word
+    return "".join(w if m == "\0" else c for w, m, c in zip(word, masked, changed))
+
+
+def opens_with_reference(word: str) -> bool:
+    """Whether the first letter of a word is one a reference stands for ("&#233;cole")."""
+    for found in REFERENCE.finditer(word):
+        if any(c.isalpha() for c in word[:found.start()]):
+            return False
+        if any(c.isalpha() for c in html.unescape(found.group())):
+            return True
+    return False

@@ -28,7 +28,12 @@ from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 
-from punctum.references import apply_case_decoded, closes_reference
+from punctum.references import (
+    apply_case_decoded,
+    apply_outside,
+    closes_reference,
+    opens_with_reference,
+)
 
 NULL = "O"
 LOWER, CAP, UPPER, MIX = "LOWER", "CAP", "UPPER", "MIX"
@@ -449,7 +454,11 @@ def apply_case(word: str, case: str, form: str | None = None) -> str:
         return form
     if "&" in word and ";" in word:  # "&eacute;cole" -> "&Eacute;cole", "&amp;" stays
         written = apply_case_decoded(word, lambda decoded: _cased(decoded, case))
-        return written if lower_word(written) == word else word  # ("&#233;": no "&#201;")
+        if lower_word(written) == word:
+            return written
+        if case == CAP and opens_with_reference(word):  # ("&#201;cole" is another word)
+            return word
+        return apply_outside(word, lambda masked: _cased(masked, case))  # "CAF&#233;"
     return _cased(word, case)
 
 

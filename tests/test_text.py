@@ -868,6 +868,7 @@ def test_every_character_a_symbol_starts_with_is_looked_at():
     ("at&amp;t; no", ["at&amp;t", "no"], ["PERIOD", "O"]),  # a mark after the reference's ";"
     ("&eacute;cole;", ["&eacute;cole"], ["PERIOD"]),  # a reference at the start
     ("a &bogus; b", ["a", "&bogus", "b"], ["O", "PERIOD", "O"]),  # stands for nothing
+    ("see &copyright; then", ["see", "&copyright", "then"], ["O", "PERIOD", "O"]),
 ])
 def test_the_semicolon_of_a_character_reference_is_part_of_its_word(written, words, posts):
     parsed = parse(written)
@@ -879,6 +880,8 @@ def test_the_semicolon_of_a_character_reference_is_part_of_its_word(written, wor
     ("&amp;", "CAP", "&amp;"), ("at&amp;t", "UPPER", "AT&amp;T"),
     ("stra&szlig;e", "UPPER", "STRA&szlig;E"),  # ß has no capital of its own
     ("&#233;cole", "CAP", "&#233;cole"),  # "&#201;" would read back as another word
+    ("caf&#233;", "UPPER", "CAF&#233;"),  # ... so the letters outside it take the case
+    ("&aelig;sop", "CAP", "&AElig;sop"),
 ])
 def test_case_applies_to_the_characters_references_stand_for(word, case, written):
     assert apply_case(word, case) == written
