@@ -632,14 +632,21 @@ def plan_batch(options: BatchOptions) -> BatchPlan:
     return BatchPlan(tuple(tasks), tuple(skipped), tuple(failed), tuple(left_out))
 
 
+_TRANSCRIPT_SUFFIXES = frozenset({".srt", ".vtt", ".txt", ".ctm", ".csv", ".tsv", ".json",
+                                  ".jsonl", ".gz"})
+
+
 def _not_a_transcript(path: str, input_format: str, head_bytes: int = 8192) -> str:
     """Why a file of a folder is not restored ("binary", "Advanced SubStation Alpha"), or
     "": a file of a format punctum does not read (by its name, unless --format says how to
     read it), or a binary one (NUL bytes in its first kilobytes, not UTF-16 text and not
-    gzip, whose text is told when it is read). A file that cannot be read says so later."""
+    gzip, whose text is told when it is read) not named as a transcript (a broken .srt
+    fails, named). A file that cannot be read says so later."""
     suffix = os.path.splitext(path)[1].lower()
     if suffix in formats.UNREAD and input_format == "auto":
         return formats.UNREAD[suffix]
+    if suffix in _TRANSCRIPT_SUFFIXES:
+        return ""
     try:
         with open(path, "rb") as handle:
             head = handle.read(head_bytes)

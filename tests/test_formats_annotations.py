@@ -323,3 +323,11 @@ def test_marks_after_a_sound_description_are_the_word_befores_not_written_twice(
                                           RestoreOptions(keep_existing=keep_existing))
     assert punctuator.calls == [["it", "was", "great", "so", "we", "left", "fun", "then"]]
     assert formats.dumps(restored) == expected + "\n"
+
+
+def test_marks_after_a_bracket_for_words_not_heard_stay_its_own():
+    content = "we went to the [inaudible]. then we left\n"
+    transcript = formats.loads(content, "text")
+    restored = formats.restore_transcript(transcript, ScriptedPunctuator(
+        "We went to the then we left."), RestoreOptions(keep_existing=True))
+    assert formats.dumps(restored) == "We went to the [inaudible]. then we left.\n"

@@ -313,6 +313,10 @@ def _controls_kept(texts: dict[tuple[int, int], str], original: Transcript,
 
 # Marks written after a sound description's closing bracket ("[laughter].", "(laughs)!?").
 _SOUND_MARKS = re.compile(r"[\])]([.,;?!…]+)$")
+# Brackets that stand for words not heard ("[inaudible]", "[crosstalk 00:12]"): the marks
+# after them are theirs, as after the words they stand for.
+_UNHEARD = frozenset({"inaudible", "unintelligible", "indiscernible", "crosstalk", "unclear",
+                      "foreign", "blank_audio", "redacted", "?"})
 
 
 def _marks_after_sounds(transcript: Transcript, doc: list[int], parsed, notes,
@@ -323,13 +327,26 @@ def _marks_after_sounds(transcript: Transcript, doc: list[int], parsed, notes,
     twice: "great. [laughter]."): dropped, or with --keep-existing that word's own mark."""
     found, position = [], 0
     for c in doc:
-        tokens = transcript.cues[c].tokens
+        tokens, kept_out = transcript.cues[c].tokens, notes[c].kept_out
         for t, words in enumerate(parsed[c]):
             position += len(words)
-            if t in notes[c].kept_out and t not in notes[c].turns and (
-                    marks := _SOUND_MARKS.search(model_text(tokens[t].text))):
+            if t in kept_out and t not in notes[c].turns and (
+                    marks := _SOUND_MARKS.search(model_text(tokens[t].text))) and \
+                    not _stands_for_words(tokens, kept_out, t, model_text):
                 found.append(((c, t), tokens[t].text, marks.group(1), position - 1))
     return found
+
+
+def _stands_for_words(tokens, kept_out: frozenset[int], last: int, model_text) -> bool:
+    """Whether the bracket group that token `last` closes stands for words not heard
+    (`_UNHEARD`: "[inaudible]", "[crosstalk 00:12]")."""
+    first = last
+    while first > 0 and first - 1 in kept_out and model_text(
+            tokens[first].text)[:1] not in "[(":
+        first -= 1
+    written = " ".join(model_text(tokens[k].text) for k in range(first, last + 1))
+    content = written.lower().rstrip(".,;?!…")[1:-1]  # (inside the brackets)
+    return any(word in _UNHEARD for word in re.findall(r"[a-z_]+|\?", content))
 
 
 def _sound_marks_given(given: Labelled, found, inventory) -> Labelled:
