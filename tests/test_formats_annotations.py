@@ -49,6 +49,8 @@ def _kept(text: str, markup: bool = False) -> tuple[list[str], list[str]]:
     ("HOST [laughing]: welcome back", ["HOST", "[laughing]:"], ["HOST"]),
     ("[SPEAKER_00]: so we went", ["[SPEAKER_00]:"], ["[SPEAKER_00]:"]),
     ("Speaker 1  0:03", ["Speaker", "1", "0:03"], ["Speaker"]),  # Otter's heading line
+    ("The Host 0:03", ["The", "Host", "0:03"], ["The"]), ("A 1:02", ["A", "1:02"], ["A"]),
+    ("speaker_2 0:03", ["speaker_2", "0:03"], ["speaker_2"]),
     ("John Smith (1:02:03)", ["John", "Smith", "(1:02:03)"], ["John"]),
 ])
 def test_annotations_are_found(text, kept, turns):
@@ -59,6 +61,7 @@ def test_annotations_are_found(text, kept, turns):
     "at 10:30 we met",  # a time of day without seconds is a word
     "at 10:30",  # a lowercase word and a time is no heading
     "At 10:30", "On Monday 10:30", "on Monday 10:30",  # nor a time of day in running text
+    "See you at 10:30", "Lunch at 12:30",
     "one two three four: x",  # four words before a colon are no label
     "http://example.com is a site",
     "(a)b c",  # closed inside a token

@@ -60,8 +60,8 @@ _BRACKET_TOKENS = 8  # words a sound description in square brackets may hold
 _PAREN_TOKENS = 2  # ... in parentheses ("(laughs)", "(door slams)")
 _TRAILING = ":,.;?!"  # marks after a closing bracket ("[laughs].")
 # Words that open running text, not a speaker's name, before a time ("On Monday 10:30").
-_NOT_NAMES = frozenset("a about after an and around at before but by for from in is it "
-                       "of on or since so the till to until was we with".split())
+_NOT_NAMES = frozenset("about after an and around at before but by for from in is it of on "
+                       "or see since so till to until was we with".split())
 
 
 @dataclass(frozen=True)
@@ -235,15 +235,17 @@ def _line_prefix(line: list[str], offset: int, kept: set[int], turns: set[int],
 
 
 def _is_heading(line: list[str]) -> bool:
-    """Whether a line is a speaker's name (1-3 words, the first capitalised, or a number
-    among them: "speaker 1") and a time alone; not a time of day after a word that opens
-    running text ("On Monday 10:30", "At 10:30", as a restore may write "on monday 10:30")."""
+    """Whether a line is a speaker's name and a time alone: 1-3 words, each capitalised
+    ("John Smith", "The Host", "A"), or a number or "_" among them ("speaker 1"); not a
+    time of day in running text, as a restore may write it ("On Monday 10:30", "See you at
+    10:30")."""
     *name, time = line
+    numbered = any(c.isdigit() or c == "_" for word in name for c in word)
     return (0 < len(name) <= _LABEL_WORDS and bool(_SHORT_TIME.fullmatch(time.strip("[]()")))
             and bool(_LABEL_FIRST.fullmatch(name[0]))
             and all(_LABEL_MORE.fullmatch(word) for word in name[1:])
-            and name[0].lower() not in _NOT_NAMES
-            and (name[0][0].isupper() or any(c.isdigit() for word in name for c in word)))
+            and (numbered or (all(word[:1].isupper() for word in name)
+                              and name[0].lower() not in _NOT_NAMES)))
 
 
 def _is_timestamp(texts: list[str], index: int) -> bool:
