@@ -134,7 +134,9 @@ def test_files_that_only_look_rolled_are_left_as_written():
                     _srt(*refrain),
                     _srt("so what did you do", "do you remember", "remember the night we met"),
                     _srt("help", "help", "is anyone there"),  # one-line cues prove nothing
-                    _srt("wait", "wait for me", "no", "no way"),  # too few words repeated
+                    _srt("wait", "wait for me", "no", "no way"),  # a dialogue, not paint-on
+                    _srt("wait", "wait for me", "no", "no way", "go home", "go home now",
+                         "stop", "stop it"),
                     _srt("<u>so</u> we plant", "so <u>we</u> plant", "so we <u>plant</u>",
                          "<u>then</u> we eat", "then <u>we</u> eat")]:  # karaoke highlights
         assert repeated_tokens(formats.loads(content, "srt")) == {}
@@ -163,7 +165,7 @@ def test_voices_on_repeated_lines_stay_open_when_copies_are_dropped():
 
 def test_paint_on_captions_that_grow_word_by_word_are_read_once():
     content = _srt("so", "so today", "so today we plant", "tomatoes", "tomatoes in pots",
-                   "tomatoes in pots do you", "have pots")
+                   "tomatoes in pots do you", "tomatoes in pots do you have pots")
     transcript = formats.loads(content, "srt")
     punctuator = ScriptedPunctuator(REFERENCE)
     restored = formats.restore_transcript(transcript, punctuator)
@@ -180,3 +182,9 @@ def test_ordinary_subtitles_are_not_roll_up():
     cues = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 8)))
             for _ in range(200)]
     assert repeated_tokens(formats.loads(_srt(*cues[:60]), "srt")) == {}
+
+
+def test_a_short_file_of_lines_rolled_up_is_roll_up():
+    content = _srt("so we", "so we\nwent out", "went out\nto eat")
+    transcript = formats.loads(content, "srt")
+    assert formats.convert(transcript, "text").cues[0].text == "so we went out to eat"

@@ -14,10 +14,12 @@ word as written) that end the cue before it (the last one with words) and start 
 lines rolled up, or the line a paint-on caption grows word by word (a cue that only starts
 with the last words of a line repeats nothing: "be there" / "there was"). A file is
 roll-up when at least two cues, and at least half of the cues that show new words, show
-them after lines they repeat, and the copies hold at least five words; in any other file
-nothing is a copy (a line said twice in ordinary subtitles, a refrain, a karaoke cue
-repeating its line with one word highlighted, short subtitles that happen to start with the
-cue before: "wait" / "wait for me" / "no" / "no way", stays as written).
+them after lines they repeat, and either two of them show the new words on a line of their
+own (lines rolled up) or, where every one goes on on the line it repeats (paint-on), three
+do and two thirds of the cues that show new words; in any other file nothing is a copy (a
+line said twice in ordinary subtitles, a refrain, a karaoke cue repeating its line with one
+word highlighted, short subtitles that happen to start with the cue before: "wait" / "wait
+for me" / "no" / "no way", stays as written).
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from dataclasses import replace
 from punctum.formats.transcript import SUBTITLES, Cue, Token, Transcript
 
 _MAX_OVERLAP = 200  # words a cue may repeat (captions hold 2-3 lines: some 30 words)
-_MIN_COPIES = 5  # words repeated in a file of roll-up captions, at least
 
 
 def repeated_tokens(transcript: Transcript) -> dict[tuple[int, int], tuple[int, int]]:
@@ -36,7 +37,7 @@ def repeated_tokens(transcript: Transcript) -> dict[tuple[int, int], tuple[int, 
     if transcript.format not in SUBTITLES:
         return {}
     copies: dict[tuple[int, int], tuple[int, int]] = {}
-    rolled = candidates = 0
+    rolled = candidates = on_new_lines = 0
     previous: tuple[int, list[list[int]]] | None = None  # a cue with words, its word lines
     for c, cue in enumerate(transcript.cues):
         lines = _word_lines(cue)
@@ -51,9 +52,20 @@ def repeated_tokens(transcript: Transcript) -> dict[tuple[int, int], tuple[int, 
                 copies[(c, t)] = copies.get((p, origin), (p, origin))
             candidates += count < len(words)  # a cue that shows new words
             rolled += 0 < count < len(words)  # ... after words it repeats
+            on_new_lines += 0 < count < len(words) and count in _line_ends(lines)
         previous = (c, lines)
-    rolling = rolled >= 2 and 2 * rolled >= candidates and len(copies) >= _MIN_COPIES
+    rolling = rolled >= 2 and 2 * rolled >= candidates and (
+        on_new_lines >= 2 or (rolled >= 3 and 3 * rolled >= 2 * candidates))
     return copies if rolling else {}
+
+
+def _line_ends(lines: list[list[int]]) -> set[int]:
+    """How many words the first lines of a cue hold: 1 line, 2 lines, ..."""
+    ends, total = set(), 0
+    for line in lines:
+        total += len(line)
+        ends.add(total)
+    return ends
 
 
 def without_repeats(transcript: Transcript) -> Transcript:
