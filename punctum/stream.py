@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -48,7 +49,17 @@ def _depth_before_last_word(text: str, opened: int, inventory) -> int:
     tokens = whitespace_tokens(text)
     last = next((i for i in range(len(tokens) - 1, -1, -1)
                  if holds_word(tokens[i], inventory)), 0)
+    while last > 0 and _only_opens(tokens[last - 1]):  # "( hi": the "(" is written with it
+        last -= 1
+    if not any(holds_word(token, inventory) for token in tokens[:last]):
+        last = 0  # what stands before a text's first word is written with it
     return count_open_brackets(" ".join(tokens[:last]), opened, inventory)
+
+
+def _only_opens(token: str) -> bool:
+    """Whether a token holds only opening brackets and quotes ("(", "“[", '"'), which are
+    written with the word after them."""
+    return all(unicodedata.category(c) in ("Ps", "Pi") or c in "\"'" for c in token)
 
 
 class Stream:

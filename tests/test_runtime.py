@@ -131,6 +131,15 @@ def test_a_stream_reads_a_symbol_again_with_the_marks_of_the_next_feed(punctuato
         assert normalize(written) == normalize(" ".join(feeds))
 
 
+@pytest.mark.parametrize("feeds", [["( hi", ")", "see:)"], ["(", "hi", ")", "see:)"],
+                                   ["so ( hi", ") we see:) bye"], ["[ a ( b", ")", "]", "c:)"]])
+def test_a_bracket_written_apart_from_its_word_is_counted_once(punctuator, feeds):
+    for lookahead in (1, 1000):
+        stream = punctuator.stream(lookahead=lookahead)
+        written = " ".join([p for feed in feeds for p in stream.feed(feed)] + stream.flush())
+        assert written == punctuator.restore(" ".join(feeds)) and ":)" in written
+
+
 @pytest.mark.parametrize("emoticon", ["8-)", "B-)", ":)"])
 def test_a_stream_keeps_its_words_when_an_emoticon_comes_alone(punctuator, emoticon):
     for lookahead in (0, 1, 3):
