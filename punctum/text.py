@@ -309,9 +309,18 @@ class Edges:
 
     def without_mark(self) -> Edges | None:
         """These edges without the written mark and lead (None when nothing else is left)."""
-        if not (self.before or self.after):
+        edges = self.without_lead()
+        if not (edges.before or edges.after):
             return None
-        return replace(self, mark="", mark_of=NULL, lead="", lead_at=0)
+        return replace(edges, mark="", mark_of=NULL)
+
+    def without_lead(self) -> Edges:
+        """These edges without the lead, and without the second of the spaces that stood
+        around it ("<unk> . then": "<unk> Then", not "<unk>  Then")."""
+        before, at = self.before, self.lead_at
+        if self.lead and before[at - 1:at + 1] == "  ":
+            before = before[:at] + before[at + 1:]
+        return replace(self, before=before, lead="", lead_at=0)
 
 
 @dataclass(frozen=True)

@@ -696,6 +696,13 @@ def test_marks_before_the_first_word_are_its_lead(written):
     assert text.words_as_written(parsed, written)[0].startswith(written.split("and")[0])
 
 
+@pytest.mark.parametrize("written, without", [("<unk> . then", "<unk> then"),
+                                              (":) , ok", ":) ok"), ("( . then", "( then")])
+def test_a_lead_dropped_after_a_token_leaves_one_space(written, without):
+    parsed = parse(written)
+    assert render(parsed) == written and render(parsed.without_written_marks()) == without
+
+
 def test_a_text_of_marks_alone_has_no_words_and_no_lead():
     assert len(parse("... --")) == 0 and parse("so ... and").edges[0].mark == " ..."
 

@@ -371,7 +371,7 @@ def _inner_leads_dropped(given: Labelled) -> Labelled:
     if not any(e is not None and e.lead for e in given.edges[1:]):
         return given
     edges = given.edges[:1] + tuple(
-        (replace(e, lead="") if e.before or e.after or e.mark else None)
+        (e.without_lead() if e.before or e.after or e.mark else None)
         if e is not None and e.lead else e for e in given.edges[1:])
     return replace(given, edges=edges)
 
