@@ -1035,6 +1035,9 @@ def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
     lookup = builder.inv._lookup
     wrapped = len(piece) - len(piece.lstrip(_WRAPPING))  # ('"[noise]': the tag's own "[")
     start = next((k for k in range(1, min(wrapped, 3) + 1) if _symbol_match(piece[k:])), 0)
+    if start and _quoted_symbol(piece, start):  # "'[noise]'": one token, as "[noise]" is
+        builder.add_orphan_token(piece, space_before, space_after)
+        return
     if start and builder.opens(piece[:start]):  # '"<unk>', "(:P": what opens, then it
         _parse_wordless(piece[:start], builder, space_before, False)
         _parse_wordless(piece[start:], builder, False, space_after)
@@ -1077,6 +1080,20 @@ def _parse_wordless(piece: str, builder: _Builder, space_before: bool,
         if not builder.words and post != NULL:  # "(! wow": the text's lead, after the "("
             spaced = builder.pending_before and builder.pending_before[-1].endswith(" ")
             builder.add_lead(piece[last:] + " " * (space_after and not spaced), glued=spaced)
+
+
+_QUOTE_PAIRS = {"'": "'", '"': '"', "‘": "’", "“": "”", "«": "»", "‹": "›", "„": "“",
+                "‚": "‘", "「": "」", "『": "』", "＂": "＂"}
+
+
+def _quoted_symbol(piece: str, start: int) -> bool:
+    """Whether a piece is a tag or emoticon inside quotes that close in it ("'[noise]'",
+    '“<unk>”'): the quotes piece[:start], the same ones closing after the symbol."""
+    head = piece[:start]
+    tail = "".join(_QUOTE_PAIRS.get(c, "\0") for c in reversed(head))
+    inner = piece[start:len(piece) - start]
+    found = _symbol_match(inner) if piece.endswith(tail) and inner else None
+    return found is not None and found.end() == len(inner)
 
 
 def _parse_symbol(piece: str, builder: _Builder, space_before: bool,

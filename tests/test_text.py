@@ -703,6 +703,15 @@ def test_a_lead_dropped_after_a_token_leaves_one_space(written, without):
     assert render(parsed) == written and render(parsed.without_written_marks()) == without
 
 
+@pytest.mark.parametrize("written", ["he said '[noise]' ok", 'he said “<unk>” ok',
+                                     "well '8-)' fine", '" it "[noise]" was'])
+def test_a_tag_or_emoticon_in_quotes_is_one_token_after_the_word_and_its_mark(written):
+    parsed = parse(written)
+    quoted = next(e for e in parsed.edges if e is not None)
+    assert quoted.mark_at == 0 and quoted.after.strip()[0] in "'“\""  # the mark before it
+    assert render(parsed) == written
+
+
 def test_a_text_of_marks_alone_has_no_words_and_no_lead():
     assert len(parse("... --")) == 0 and parse("so ... and").edges[0].mark == " ..."
 
