@@ -44,6 +44,8 @@ def test_the_lines_of_a_text_stay_lines(client, bundled):
                                                  for line in text.split("\n"))
     crlf = client.post("/v1/restore", json={"text": text.replace("\n", "\r\n")}).json()
     assert crlf["text"] == response.json()["text"].replace("\n", "\r\n")
+    cr = client.post("/v1/restore", json={"text": text.replace("\n", "\r")}).json()
+    assert cr["text"] == response.json()["text"].replace("\n", "\r")  # classic Mac OS
     detailed = client.post("/v1/restore", json={"texts": [text], "words": True}).json()
     assert detailed["texts"] == [response.json()["text"]]
     assert [w["word"] for w in detailed["details"][0]["words"]] == words_of(text)
@@ -173,6 +175,17 @@ def test_malformed_json_is_422(client, body):
     response = client.post("/v1/restore", content=body,
                            headers={"content-type": "application/json"})
     assert response.status_code == 422 and response.json()["error"]["type"] == "invalid_request"
+
+
+@pytest.mark.parametrize("body, message", [
+    (b'{"text": "hi",}', "the body is not JSON (Expecting property name enclosed in double "
+                         "quotes at character 14)"),
+    (b"", "the body is empty"), (b"null", "the body is not a JSON object")])
+def test_a_body_that_is_not_json_or_empty_is_named(client, body, message):
+    response = client.post("/v1/restore", content=body,
+                           headers={"content-type": "application/json"})
+    assert response.status_code == 422 and response.json()["error"]["message"].startswith(
+        message)
 
 
 def test_an_unreadable_upload_is_422_naming_the_form(client):

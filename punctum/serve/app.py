@@ -242,9 +242,18 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError):
         first = error.errors()[0] if error.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        place = [str(p) for p in first.get("loc", ()) if p != "body"]
+        where = ".".join(place)
         message = f"{where}: {first.get('msg', 'invalid request')}" if where else \
             first.get("msg", "invalid request")
+        if first.get("type") == "json_invalid":  # ('{"text": "hi",}': loc is a character)
+            detail = (first.get("ctx") or {}).get("error") or first.get("msg", "")
+            at = f" at character {place[0]}" if place else ""
+            message = f"the body is not JSON ({detail}{at})"
+        elif first.get("type") == "missing" and not place:  # no body
+            message = "the body is empty: send a JSON object (see /docs)"
+        elif not place:  # JSON, not an object ("null", "[1]")
+            message = f"the body is not a JSON object ({first.get('msg', '')})"
         return JSONResponse(error_body(422, "invalid_request", message), status_code=422)
 
     @app.exception_handler(Exception)
@@ -265,16 +274,23 @@ def _add_error_handlers(app: FastAPI) -> None:
                             status_code=error.status_code)
 
 
-def _rejoin(restored: list, lines: list[list[str]], detailed: bool) -> list:
-    """Restored lines joined back into their texts with the texts' own line endings ("\n"
-    or "\r\n"); for `detailed` results, the texts joined and the words listed in order."""
+def _line_break(text: str) -> str:
+    """What a text's lines are split at: "\n" ("\r\n" lines keep their "\r"), or "\r"
+    where that alone ends them (classic Mac OS), as `punctum restore` reads them."""
+    return "\r" if "\r" in text and "\n" not in text else "\n"
+
+
+def _rejoin(restored: list, lines: list[list[str]], breaks: list[str], detailed: bool) -> list:
+    """Restored lines joined back into their texts with the texts' own line endings ("\n",
+    "\r\n" or "\r": `breaks`); for `detailed` results, the texts joined and the words
+    listed in order."""
     out, start = [], 0
-    for group in lines:
+    for group, line_break in zip(lines, breaks):
         part = restored[start:start + len(group)]
         start += len(group)
         texts = [p["text"] if detailed else p for p in part]
-        text = "\n".join(t + ("\r" if line.endswith("\r") else "")
-                         for t, line in zip(texts, group))
+        text = line_break.join(t + ("\r" if line_break == "\n" and line.endswith("\r") else "")
+                               for t, line in zip(texts, group))
         if not detailed:
             out.append(text)
             continue
@@ -299,13 +315,14 @@ def _add_routes(app: FastAPI, state: ServerState) -> None:
         if body.format != "text":
             document = await state.within_timeout(_restore_document(state, name, body, options))
             return RestoreResponse(model=name, format=body.format, text=document)
-        lines = [text.split("\n") for text in texts]  # each line restored as a line
+        breaks = [_line_break(text) for text in texts]
+        lines = [text.split(b) for text, b in zip(texts, breaks)]  # each line as a line
         try:
             restored = await state.within_timeout(_restore_lines(
                 state, name, [line for group in lines for line in group], options, body.words))
         except ValueError as error:  # a text the model cannot read (a lone surrogate)
             raise ApiError(422, "invalid_text", str(error)) from None
-        restored = _rejoin(restored, lines, body.words)
+        restored = _rejoin(restored, lines, breaks, body.words)
         details = restored if body.words else None
         if body.words:
             restored = [detail["text"] for detail in restored]
