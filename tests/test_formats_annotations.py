@@ -40,8 +40,6 @@ def _kept(text: str, markup: bool = False) -> tuple[list[str], list[str]]:
     ("[00:00.000 --> 00:05.000]  so we went", ["[00:00.000", "-->", "00:05.000]"], []),
     ("i was there [door slams] and (laughs). then", ["[door", "slams]", "(laughs)."], []),
     ("[music]", ["[music]"], []),
-    ("♪ la la la ♪", ["♪", "♪"], []),  # music notes around lyrics, or alone
-    ("we sang ♫♪ then", ["♫♪"], []),
     ("hello\n- hi\nMARY: ok", ["-", "MARY:"], ["-", "MARY:"]),
     ("- first speaker\nand more", ["-"], []),  # a lone first-line dash opens no turn
     ("- first speaker\n- second", ["-", "-"], ["-", "-"]),  # two dashed lines: two turns

@@ -8,7 +8,6 @@ transcripts write who speaks and what is heard beside what is said:
                                           cue's first line: see `_line_prefix`)
     >> and we are back                    broadcast captions' speaker change (anywhere in a line)
     i was there [door slams] (laughs)     sound descriptions in brackets, anywhere
-    ♪ la la la ♪                          music notes (around lyrics, or alone), anywhere
     [00:01:02] agent: hello               a timestamp at a line start (hh:mm:ss or mm:ss.fff
                                           bare; any time in brackets: "[00:00.000 --> 00:05.000]")
     Speaker 1  0:03                       a name and a time alone on a line (Otter's heading)
@@ -49,13 +48,14 @@ _TIMED_LABEL_END = re.compile(rf"[(\[]{_TIME}[)\]]:")  # Rev's "Speaker 1 (00:03
 _DASHES = frozenset({"-", "–", "—", "‐"})
 _TURN_MARKS = frozenset({">>", ">>>"})
 _BRACKETS = {"[": "]", "(": ")"}
-# A line that may hold an annotation: a colon, a bracket, ">>" or a music note, or a dash at
-# its start.
-_MAY_HOLD = re.compile(r"[:\[(♪♫♬♩]|>>|^\s*[-–—‐](?:\s|$)")
+# A line that may hold an annotation: a colon, a bracket or ">>", or a dash at its start.
+_MAY_HOLD = re.compile(r"[:\[(]|>>|^\s*[-–—‐](?:\s|$)")
 # A token (one a line of `texts`) that may be (part of) an annotation: one ending in a
-# colon, opening a bracket, a dash or ">>" alone, a time ("00:01:02"), or music notes.
-_MAY_ANNOTATE = re.compile(r":$|^[\[(]|^(?:[-–—‐]|>>>?|[♪♫♬♩]+)$|^\d+:", re.MULTILINE)
-_MUSIC_NOTES = re.compile(r"[♪♫♬♩]+")
+# colon, opening a bracket, a dash or ">>" alone, or a time ("00:01:02").
+_MAY_ANNOTATE = re.compile(r":$|^[\[(]|^(?:[-–—‐]|>>>?)$|^\d+:", re.MULTILINE)
+# Music notes, around sung lyrics ("♪ la la ♪"): words to the model, which read them in
+# TED's transcripts, but a cue of them alone is a sound (`is_music`).
+MUSIC_NOTES = re.compile(r"[♪♫♬♩]+")
 _BRACKET_TOKENS = 8  # words a sound description in square brackets may hold
 _PAREN_TOKENS = 2  # ... in parentheses ("(laughs)", "(door slams)")
 _TRAILING = ":,.;?!"  # marks after a closing bracket ("[laughs].")
@@ -145,8 +145,6 @@ def find_annotations(tokens: Sequence[Token],
         if text in _TURN_MARKS:
             kept.add(t)
             turns.add(t)
-        elif _MUSIC_NOTES.fullmatch(text):  # "♪" around lyrics or alone: no word
-            kept.add(t)
     dashes = {t for t in kept if texts[t] in _DASHES}
     return Annotations(frozenset(kept), frozenset(turns), frozenset(dashes))
 
