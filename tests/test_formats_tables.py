@@ -30,6 +30,7 @@ ROUND_TRIPS = {
     "header only": "text\n",
     "tsv": 'path\tsentence\tup_votes\na.mp3\tthe "quick" fox\t2\n\nb.mp3\tso\n',
     "carriage returns alone": 'id,text\r1,"so what,\rnow"\r2,ok\r',  # classic Mac OS
+    "carriage returns and a line feed in a cell": 'id,text\r1,"so what\nnow"\r2,ok\r',
 }
 
 

@@ -87,7 +87,7 @@ def read_table(text: str, name: str, meta: dict, format: str,
     """A "csv" or "tsv" transcript of `text` as decoded (line endings not normalised): one
     cue per row after the header (see the module docstring). Errors name the file and line.
     """
-    ending = "\r" if "\r" in text and "\n" not in text else "\n"  # (CR alone: old Macs)
+    ending = _row_ending(text)
     lines = text.split(ending)
     reader = RowReader([line + ending for line in lines[:-1]] + ([lines[-1]] if lines[-1]
                                                                   else []), format, name)
@@ -100,6 +100,13 @@ def read_table(text: str, name: str, meta: dict, format: str,
     table = Table(tuple(rows), header, column, reader.delimiter, reader.quoted)
     cues = tuple(_row_cue(rows[i], column) for i in table.data_rows())
     return Transcript(format, cues, {**meta, "table": table, "text_key": table.names[column]})
+
+
+def _row_ending(text: str) -> str:
+    """What a table's rows end with: "\n" ("\r\n" rows keep their "\r"), or "\r" alone
+    (classic Mac OS) where the first line ends so (a quoted cell may still hold a "\n")."""
+    match = re.search(r"\r\n?|\n", text)
+    return "\r" if match is not None and match.group() == "\r" else "\n"
 
 
 def stream_table(lines: Iterable[str], format: str, name: str,
