@@ -979,6 +979,15 @@ def test_whisperx_words_stay_words_beside_a_stray_spaced_record():
     assert formats.dumps(formats.convert(restored, "text")) == "So we go home now.\n"
 
 
+def test_whisper_pieces_of_words_do_not_make_its_records_unspaced():
+    records = [" Don", "'t", " do", "-", "it", "'s", "."]  # most records are pieces
+    words = [{"word": w, "start": i / 4, "end": i / 4 + 0.2} for i, w in enumerate(records)]
+    content = _json({"segments": [{"start": 0.0, "end": 2.0, "text": "".join(records),
+                                   "words": words}]})
+    transcript = formats.loads(content, "whisper")
+    assert formats.dumps(formats.convert(transcript, "text")) == "Don't do-it's.\n"
+
+
 def test_a_segment_keeps_its_own_spacing_and_gets_no_text_it_did_not_have():
     words = [{"word": w, "start": i / 2, "end": i / 2 + 0.4} for i, w in
              enumerate(["我们用", "iPhone", "拍照"])]

@@ -189,7 +189,7 @@ def _carry_spaces(tokens: Sequence[Token]) -> bool:
     """Whether tokens are written with the spaces between them (OpenAI Whisper's " Hello"
     records, subtitle text), not records that carry none (WhisperX's "Hello"): at least
     half of those with text have whitespace before them (`transcript.carry_spaces`)."""
-    worded = [token for token in tokens if token.text]
+    worded = [token for token in tokens if token.text[:1].isalnum()]  # (not "'t", ",000")
     return bool(worded) and 2 * sum(_separates(t.before) for t in worded) >= len(worded)
 
 

@@ -187,9 +187,10 @@ def needs_space(left: str, right: str) -> bool:
 
 def carry_spaces(texts: Iterable[str]) -> bool:
     """Whether word records are written with the spaces between words (OpenAI Whisper's
-    " Hello", " Don" "'t"), not without (WhisperX's "Hello"): at least half of those with
-    text start with whitespace (a stray " home" among WhisperX words changes nothing)."""
-    worded = [text for text in texts if text.strip()]
+    " Hello", " Don" "'t"), not without (WhisperX's "Hello"): at least half of those that
+    start with a letter or digit start with whitespace before it (a stray " home" among
+    WhisperX words changes nothing; Whisper's "'t", ",000" are pieces of a word)."""
+    worded = [text for text in texts if text.strip()[:1].isalnum()]
     return bool(worded) and 2 * sum(text[:1].isspace() for text in worded) >= len(worded)
 
 
