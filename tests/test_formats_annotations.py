@@ -263,6 +263,8 @@ def test_escaped_turn_marks_in_webvtt_are_turns():
                                      RestoreOptions())
     assert [c.text for c in out.cues] == ["&gt;&gt; Good evening and welcome.",
                                           "&gt;&gt; Thank you."]
+    srt = formats.convert(out, "srt")  # (">" opens no tag in SubRip: written as itself)
+    assert [c.text for c in srt.cues] == [">> Good evening and welcome.", ">> Thank you."]
 
 
 def test_crlf_lines_with_annotations_come_back_once_ended(tiny_artifact):

@@ -112,11 +112,11 @@ def _joined(cues: Sequence[Cue]) -> list[Token]:
 
 
 def _decode_for_srt(text: str) -> str:
-    """WebVTT text for SubRip: character references decoded, but those for < and > (a
-    literal "<b>" written as a character would be a tag there)."""
+    """WebVTT text for SubRip: character references decoded, but that for "<" (a literal
+    "<b>" written as a character would be a tag there; "&gt;&gt;" is ">>")."""
     def decoded(reference: re.Match) -> str:
         char = html.unescape(reference.group())
-        return reference.group() if char in ("<", ">") else char
+        return reference.group() if char == "<" else char
 
     return REFERENCE.sub(decoded, text) if "&" in text else text
 
