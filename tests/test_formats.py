@@ -759,6 +759,18 @@ def test_subtitles_saved_as_txt_are_subtitles(tmp_path, name):
     assert formats.detect_format(tmp_path / "plain.txt") == "text"  # a timing line later
 
 
+@pytest.mark.parametrize("content, format", [
+    ('{\n  "text" : "hello can you hear me"\n}\n', "vosk"),  # vosk's example > out.txt
+    ("rec 1 0.12 0.30 so 0.98\nrec 1 0.42 0.20 we 0.97\nrec 1 0.62 0.30 went 0.99\n", "ctm"),
+    ('{"foo": 1}\n', "text"), ("{not json\nso what\n", "text"),  # JSON of no transcript
+])
+def test_recognisers_output_saved_as_txt_is_read_in_its_format(tmp_path, content, format):
+    path = _write(tmp_path, "out.txt", content)
+    assert formats.detect_format(path) == format
+    assert formats.read(path).format == format
+    assert formats.dumps(formats.read(path)) == content
+
+
 def test_a_file_with_cr_alone_between_lines_is_read_and_written_so(tmp_path):
     path = _write(tmp_path, "mac.vtt", "WEBVTT\r\r00:01.000 --> 00:02.000\rhello there\r")
     transcript = formats.read(path)

@@ -64,15 +64,18 @@ def detect_format(path: str | Path) -> str:
     if suffix in _SUFFIXES:
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
-        if suffix == ".txt":  # subtitles saved as .txt are subtitles still
-            return _subtitles_in(path) or "text"
+        if suffix == ".txt":  # subtitles, CTM or JSON saved as .txt are those still
+            return _format_in_text_file(path)
         return _SUFFIXES[suffix]
     return sniff_format(_normalise_newlines(_read_text(path, errors="replace"))[0], str(path))
 
 
-def _subtitles_in(path: Path, head_bytes: int = 65_536) -> str | None:
-    """"srt" or "vtt" when a file's first lines are a subtitle file's (as `sniff_format`
-    tells them), else None; only its head is read (gzip's decompressed)."""
+def _format_in_text_file(path: Path, head_bytes: int = 65_536) -> str:
+    """The format of a .txt file (recognisers' output saved with "> out.txt"): "srt" or
+    "vtt" when its first lines are a subtitle file's, "ctm" when they are CTM lines, a
+    JSON format when it starts as JSON and all of it parses as a transcript (as
+    `sniff_format` tells them), else "text"; only its head is read unless it starts as
+    JSON (gzip's decompressed)."""
     with open(path, "rb") as handle:
         head = handle.read(head_bytes)
     if head.startswith(b"\x1f\x8b"):
@@ -80,8 +83,21 @@ def _subtitles_in(path: Path, head_bytes: int = 65_536) -> str | None:
             try:
                 head = handle.read(head_bytes)
             except (OSError, EOFError, zlib.error):
-                return None  # the reader names the damage
-    return _subtitle_start(_normalise_newlines(head.decode("utf-8", errors="replace"))[0])
+                return "text"  # the reader names the damage
+    text = _normalise_newlines(head.decode("utf-8", errors="replace"))[0]
+    if _JSON_START.match(text.lstrip("\ufeff \t\r\n")):
+        text = _normalise_newlines(_read_text(path, errors="replace"))[0]
+    return _text_or_other(text, str(path))
+
+
+def _text_or_other(text: str, name: str) -> str:
+    """`sniff_format` of a .txt file's text: a JSON format only where it parses as JSON
+    transcript records (JSON of another kind, or text that only starts like JSON, is
+    text)."""
+    try:
+        return sniff_format(text, name)
+    except ValueError:  # (JSON that is not a transcript's)
+        return "text"
 
 
 def _subtitle_start(text: str) -> str | None:
@@ -239,9 +255,9 @@ def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript
     """The transcript in `raw`, a file's text as decoded: its newlines normalised (see
     `_normalise_newlines`), except in tables, whose rows keep their own line endings."""
     text, meta = _normalise_newlines(raw)
-    if format == "auto":  # (subtitles saved as .txt are subtitles, as in `detect_format`)
+    if format == "auto":  # (subtitles, CTM or JSON saved as .txt: as in `detect_format`)
         format = _SUFFIXES.get(Path(name).suffix.lower()) or sniff_format(text, name)
-        format = (_subtitle_start(text) or "text") if format == "text" else format
+        format = _text_or_other(text, name) if format == "text" else format
     if format in TABLES:  # an Excel cell holds "\n" in a file of "\r\n" rows
         text, meta = raw.removeprefix("\ufeff"), {**meta, "newline": "\n"}
     readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt,
