@@ -334,3 +334,13 @@ def test_marks_after_a_bracket_for_words_not_heard_stay_its_own():
     restored = formats.restore_transcript(transcript, ScriptedPunctuator(
         "We went to the then we left."), RestoreOptions(keep_existing=True))
     assert formats.dumps(restored) == "We went to the [inaudible]. then we left.\n"
+
+
+def test_a_label_naming_the_speaker_before_it_opens_no_turn():
+    vtt = ("WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nJohn Smith: so this is the plan and we\n\n"
+           "00:00:02.000 --> 00:00:03.000\nJohn Smith: ship it in may\n\n"
+           "00:00:03.000 --> 00:00:04.000\nAnna Lee: what plan\n")  # Zoom: a label every cue
+    out = formats.restore_transcript(formats.loads(vtt, "vtt"), SilentPunctuator(""),
+                                     RestoreOptions())
+    assert [c.text for c in out.cues] == ["John Smith: So this is the plan and we",
+                                          "John Smith: ship it in may.", "Anna Lee: What plan."]

@@ -390,7 +390,42 @@ def _notes(transcript: Transcript, copies: dict, decode) -> list[Annotations]:
     if copies:
         notes = [replace(note, turns=frozenset(t for t in note.turns if (c, t) not in copies))
                  for c, note in enumerate(notes)]
-    return notes
+    return _same_speaker_goes_on(cues, notes, decode)
+
+
+def _same_speaker_goes_on(cues: Sequence[Cue], notes: list[Annotations],
+                          decode) -> list[Annotations]:
+    """The notes without the turns of a speaker label that names the speaker of the label
+    before it (Zoom writes "John Smith:" on every cue of a turn: his sentence goes on)."""
+    speaker = None
+    out = []
+    for cue, note in zip(cues, notes):
+        same = set()
+        for t in sorted(note.turns):
+            label = _label_text(cue.tokens, note.kept_out, t, decode)
+            if label is not None and label == speaker:
+                same.add(t)
+            speaker = label
+        out.append(replace(note, turns=note.turns - same) if same else note)
+    return out
+
+
+def _label_text(tokens: Sequence[Token], kept_out: frozenset[int], first: int,
+                decode) -> str | None:
+    """The speaker a label starting at token `first` names ("john smith" for "John Smith:"),
+    or None for a turn that names none (a dash, ">>")."""
+    words = []
+    for t in range(first, len(tokens)):
+        if t not in kept_out:
+            return None
+        text = decode(tokens[t].text)
+        words.append(text)
+        if text.endswith(":"):
+            name = " ".join(words)[:-1].strip().lower()
+            return name or None
+        if len(words) > 4:
+            return None
+    return None
 
 
 def _turn_ends(doc: list[int], parsed: list[list[Labelled]], notes: list[Annotations],
