@@ -991,6 +991,21 @@ def test_whisperx_words_stay_words_beside_a_stray_spaced_record():
     assert formats.dumps(formats.convert(restored, "text")) == "So we go home now.\n"
 
 
+def test_whisperx_speakers_end_the_sentence_where_they_change():
+    segments = []
+    for k, (speaker, text) in enumerate([("SPEAKER_00", "and then we drove to the"),
+                                         ("SPEAKER_01", "old town for dinner")]):
+        words = [{"word": w, "start": k + i / 10, "end": k + i / 10 + 0.05,
+                  "speaker": speaker} for i, w in enumerate(text.split())]
+        segments.append({"start": k, "end": k + 1, "text": " " + text, "words": words,
+                         "speaker": speaker})
+    content = _json({"segments": segments})
+    _, restored, _ = _restored_cues(content, "whisper", "and then we drove to the old town "
+                                                        "for dinner")
+    texts = [s["text"] for s in json.loads(formats.dumps(restored))["segments"]]
+    assert texts[0].endswith("the.") and texts[1].startswith(" Old")
+
+
 def test_whisper_pieces_of_words_do_not_make_its_records_unspaced():
     records = [" Don", "'t", " do", "-", "it", "'s", "."]  # most records are pieces
     words = [{"word": w, "start": i / 4, "end": i / 4 + 0.2} for i, w in enumerate(records)]

@@ -255,7 +255,9 @@ def restore_transcript(transcript: Transcript, punctuator,
               for cue, cue_groups, note in zip(transcript.cues, groups, notes)]
     documents = [d for d in _documents(transcript) if any(len(p) for c in d for p in parsed[c])]
     voices = voice_turns(transcript.cues) if transcript.format == "vtt" and \
-        options.annotations else [frozenset()] * len(transcript.cues)
+        options.annotations else _speaker_turns(transcript.cues) if \
+        transcript.format == "whisper" and options.annotations else \
+        [frozenset()] * len(transcript.cues)
     given = [_inner_leads_dropped(Labelled.concat([p for c in doc for p in parsed[c]]))
              for doc in documents]
     sounds = [_marks_after_sounds(transcript, doc, parsed, notes, model_text)
@@ -317,6 +319,25 @@ _SOUND_MARKS = re.compile(r"[\])]([.,;?!…]+)$")
 # after them are theirs, as after the words they stand for.
 _UNHEARD = frozenset({"inaudible", "unintelligible", "indiscernible", "crosstalk", "unclear",
                       "foreign", "blank_audio", "redacted", "?"})
+
+
+def _speaker_turns(cues: Sequence[Cue]) -> list[frozenset[int]]:
+    """For each cue of a diarised Whisper file (WhisperX's "speaker" on segments and words),
+    the tokens where another speaker starts: the word before ends its sentence."""
+    turns, speaker = [], None
+    for cue in cues:
+        found = set()
+        own = cue.extra.get("speaker") if isinstance(cue.extra, dict) else None
+        for t, token in enumerate(cue.tokens):
+            said_by = token.extra.get("speaker", own) if isinstance(token.extra, dict) \
+                else own
+            if not token.text or not isinstance(said_by, str):
+                continue
+            if speaker is not None and said_by != speaker:
+                found.add(t)
+            speaker = said_by
+        turns.append(frozenset(found))
+    return turns
 
 
 def _marks_after_sounds(transcript: Transcript, doc: list[int], parsed, notes,
