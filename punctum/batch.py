@@ -33,6 +33,7 @@ from punctum import formats
 from punctum.corpora import looks_utf16
 from punctum.fileio import TEMP_SUFFIX, atomic_writer, printable, standard_stream
 from punctum.formats.annotations import separate, words_outside
+from punctum.references import decode_references
 from punctum.runtime import LONG_LINE_PART, RestoreOptions, cpu_count
 from punctum.text import (
     ends_sentence,
@@ -232,7 +233,7 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
         text = "".join(source.lines) if source.line_ends else "\n".join(source.lines) + "\n"
         text = ("\ufeff" if source.bom else "") + text  # the reader finds it and writes it
         transcript = formats.loads(text, source.format, source.name, options.text_key)
-    note_punctuated(source.name, (cue.text for cue in transcript.cues[:_SAMPLE_LINES]),
+    note_punctuated(source.name, (_words_shown(cue) for cue in transcript.cues[:_SAMPLE_LINES]),
                     options.restore)
     try:
         restored = formats.restore_transcript(transcript, punctuator, options.restore)
@@ -338,6 +339,17 @@ def note_utterance_ids(name: str, lines: Sequence[str]) -> bool:
 
 
 _warned_ids: list[str] = []
+
+
+def _words_shown(cue: formats.Cue) -> str:
+    """A cue's words as a viewer reads them: without markup, references decoded ("&gt;&gt;"
+    is ">>", "<i>ANNA:</i>" a label), its line breaks kept."""
+    parts = []
+    for token in cue.tokens:
+        if token.text:
+            parts += [("\n" if "\n" in token.before else " ") if parts else "",
+                      decode_references(token.text)]
+    return "".join(parts)
 
 
 def note_punctuated(name: str, texts: Iterable[str], options: RestoreOptions) -> bool:

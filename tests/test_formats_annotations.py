@@ -186,6 +186,15 @@ def test_labels_do_not_read_as_punctuated_input():
     assert note_punctuated("x", lines, RestoreOptions(annotations=False))
 
 
+@pytest.mark.parametrize("line", ["&gt;&gt; so where did you grow up and what did you do",
+                                  "<i>ANNA: so where did you grow up and what did you do</i>"])
+def test_labels_in_markup_or_references_do_not_read_as_punctuated(tmp_path, caplog, line):
+    cues = "".join(f"{i + 1}\n00:00:0{i},000 --> 00:00:0{i},900\n{line}\n\n" for i in range(6))
+    path = _write(tmp_path, "talk.srt", cues)
+    restore_source(SilentPunctuator(""), Source(str(path), "srt"), io.StringIO(), FileOptions())
+    assert "already punctuated" not in caplog.text
+
+
 def test_restore_source_text_file_with_labels(tmp_path, tiny_artifact):
     path = _write(tmp_path, "call.txt", "SPEAKER 1: hello\r\nSPEAKER 2: hi [music]\r\n")
     out = io.StringIO()
