@@ -326,9 +326,9 @@ def note_utterance_ids(name: str, lines: Sequence[str]) -> bool:
     """Say (once a process) when every line of text starts with what looks like an
     utterance id (Kaldi's `text`: "spk1-utt1 so what"): read as text, its ids are restored
     as words; --format kaldi keeps them. Returns whether it said so."""
-    firsts = [line.split(None, 1)[0] for line in lines if len(line.split(None, 1)) == 2]
-    if len(firsts) < 2 or len(firsts) < sum(bool(line.strip()) for line in lines) or \
-            len(set(firsts)) < len(firsts) or _warned_ids or not all(
+    firsts = [line.split(None, 1)[0] for line in lines if line.strip()]  # (an id alone:
+    said = sum(len(line.split(None, 1)) == 2 for line in lines)  # an empty utterance)
+    if said < 2 or len(set(firsts)) < len(firsts) or _warned_ids or not all(
             _UTTERANCE_ID.fullmatch(first) for first in firsts):  # (ids differ line by line)
         return False
     _warned_ids.append(name)

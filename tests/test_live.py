@@ -229,7 +229,8 @@ def test_text_whose_lines_start_with_utterance_ids_is_named_once(caplog, monkeyp
                ["spk1-utt1 so what", "and then we left"], ["spk1-utt1 so what"],
                ["2024-01-05 we met", "2024-01-06 we left"], ["2019-20 was hard", "2020-21 too"]]
     assert not any(note_utterance_ids("a.txt", lines) for lines in not_ids)
-    kaldi = ["spk1-utt1 so what do you think", "", "spk1-utt2 i think it is great"]
+    kaldi = ["spk1-utt1 so what do you think", "", "spk1-utt2 i think it is great",
+             "spk1-utt3"]  # (an utterance with no words: its id alone)
     assert note_utterance_ids("text", kaldi) and "--format kaldi" in caplog.text
     assert not note_utterance_ids("text2", ["1272-128104-0000 hello", "1272-128104-0001 hi"])
     monkeypatch.setattr(batch, "_warned_ids", [])  # (named once a process)
