@@ -46,6 +46,8 @@ def _kept(text: str, markup: bool = False) -> tuple[list[str], list[str]]:
     ("NARRATOR (V.O.): it was cold", ["NARRATOR", "(V.O.):"], ["NARRATOR"]),
     ("HOST [laughing]: welcome back", ["HOST", "[laughing]:"], ["HOST"]),
     ("[SPEAKER_00]: so we went", ["[SPEAKER_00]:"], ["[SPEAKER_00]:"]),
+    ("+14155550199: yes we can", ["+14155550199:"], ["+14155550199:"]),  # dial-in
+    ("415-555-0199: hi", ["415-555-0199:"], ["415-555-0199:"]),
     ("Speaker 1  0:03", ["Speaker", "1", "0:03"], ["Speaker"]),  # Otter's heading line
     ("The Host 0:03", ["The", "Host", "0:03"], ["The"]), ("A 1:02", ["A", "1:02"], ["A"]),
     ("speaker_2 0:03", ["speaker_2", "0:03"], ["speaker_2"]),
@@ -66,6 +68,7 @@ def test_annotations_are_found(text, kept, turns):
     "x [not closed within eight tokens a b c d e f g] y",
     "so we said (and we meant it",
     "12: the number",  # a label starts with a letter
+    "1999: a good year", "1-2-3: go",  # (a phone number has eight digits or more)
     "hello world",
     "the key point: people trust it",  # lowercase words before a colon are running text
     "he said (and i quote) that it was fine",  # three words in parentheses are text

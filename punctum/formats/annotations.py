@@ -37,6 +37,8 @@ from punctum.formats.transcript import Cue, Token, split_tokens
 _LABEL_FIRST = re.compile(r"[^\W\d_][\w.'’-]*", re.UNICODE)
 _LABEL_MORE = re.compile(r"#?[\w.'’-]+", re.UNICODE)
 _LABEL_WORDS = 3
+# A phone number as a speaker label (a dial-in caller in Zoom): "+14155550199:", "415-555-0199:".
+_PHONE_LABEL = re.compile(r"\+?\d[\d-]{6,}\d:")
 _LABEL_CHARS = 32
 # Times: "01:02", "1:02:03", "00:00:05.000", "00:05,250".
 _TIME = r"\d{1,2}(?::\d{2}){1,2}(?:[.,]\d{1,3})?"
@@ -265,9 +267,12 @@ def _label_end(texts: list[str], index: int) -> int | None:
     the words are a name's ("SPEAKER_00:", "Dr. Smith:", "Speaker 1:", "JOHN:": a capital,
     digit or underscore) or one lowercase word ("agent:"; "the key point:" is text), maybe
     qualified by a bracket before the colon ("NARRATOR (V.O.):", "Speaker 1 (00:03):"), or
-    a bracketed name and a colon (WhisperX's "[SPEAKER_00]:")."""
+    a bracketed name and a colon (WhisperX's "[SPEAKER_00]:"), or a phone number and a
+    colon (a dial-in caller: "+14155550199:")."""
     if index >= len(texts):
         return None
+    if _PHONE_LABEL.fullmatch(texts[index]):  # a dial-in caller (Zoom): "+14155550199:"
+        return index + 1
     end = _bracket_end(texts, index)
     if end is not None and texts[end - 1].endswith(("]:", "):")):
         name = _content(texts, index, end).split()
