@@ -1004,6 +1004,14 @@ def test_whisperx_speakers_end_the_sentence_where_they_change():
                                                         "for dinner")
     texts = [s["text"] for s in json.loads(formats.dumps(restored))["segments"]]
     assert texts[0].endswith("the.") and texts[1].startswith(" Old")
+    vtt = formats.convert(restored, "vtt")  # speakers kept as WhisperX writes them
+    assert [c.text for c in vtt.cues] == ["<v SPEAKER_00>And then we drove to the.",
+                                          "<v SPEAKER_01>Old town for dinner."]
+    srt = formats.loads(formats.dumps(formats.convert(restored, "srt")), "srt")
+    assert [c.text for c in srt.cues] == ["[SPEAKER_00]: And then we drove to the.",
+                                          "[SPEAKER_01]: Old town for dinner."]
+    assert formats.convert(restored, "text").cues[0].text == \
+        "And then we drove to the. Old town for dinner."
 
 
 def test_whisper_pieces_of_words_do_not_make_its_records_unspaced():

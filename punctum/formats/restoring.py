@@ -94,11 +94,29 @@ def convert(transcript: Transcript, format: str) -> Transcript:
         return Transcript("text", cues, {"newline": newline, "trailer": "\n"})
     breaks = transcript.format in SUBTITLES and format in SUBTITLES
     first = " " if format == "whisper" else ""
-    cues = tuple(Cue(c.start, c.end, plain) for c in kept
+    cues = tuple(Cue(c.start, c.end, _with_speaker(plain, c, transcript.format, format))
+                 for c in kept
                  # a cue whose only tokens were fillers or markup ("[noise]") is left out
                  if (plain := _plain_tokens(c.tokens, first, breaks, write, spacing))
                  or not c.tokens)
     return Transcript(format, cues, {"newline": newline})
+
+
+def _with_speaker(tokens: tuple[Token, ...], cue: Cue, source: str,
+                  format: str) -> tuple[Token, ...]:
+    """A diarised Whisper segment's tokens as subtitles, its speaker (WhisperX's "speaker")
+    written before them as WhisperX writes it: a WebVTT voice ("<v SPEAKER_00>"), a SubRip
+    label ("[SPEAKER_00]: "), which punctum reads back as such."""
+    speaker = cue.extra.get("speaker") if source == "whisper" and isinstance(
+        cue.extra, dict) else None
+    if not tokens or format not in SUBTITLES or not isinstance(speaker, str) or \
+            not speaker.strip() or any(c in speaker for c in "<>\n"):
+        return tokens
+    name = " ".join(speaker.split())
+    if format == "vtt":
+        return (replace(tokens[0], before=f"<v {name}>" + tokens[0].before),) + tokens[1:]
+    label = Token(f"[{name}]:", tokens[0].start, tokens[0].start, tokens[0].before)
+    return (label, replace(tokens[0], before=" ")) + tokens[1:]
 
 
 def _joined(cues: Sequence[Cue]) -> list[Token]:
