@@ -763,6 +763,7 @@ def test_subtitles_saved_as_txt_are_subtitles(tmp_path, name):
     ('{\n  "text" : "hello can you hear me"\n}\n', "vosk"),  # vosk's example > out.txt
     ("rec 1 0.12 0.30 so 0.98\nrec 1 0.42 0.20 we 0.97\nrec 1 0.62 0.30 went 0.99\n", "ctm"),
     ('{"foo": 1}\n', "text"), ("{not json\nso what\n", "text"),  # JSON of no transcript
+    ("prices rose 2.5 3 times in the last year so we sold\n", "text"),  # not CTM fields
 ])
 def test_recognisers_output_saved_as_txt_is_read_in_its_format(tmp_path, content, format):
     path = _write(tmp_path, "out.txt", content)
@@ -1012,6 +1013,29 @@ def test_whisperx_speakers_end_the_sentence_where_they_change():
                                           "[SPEAKER_01]: Old town for dinner."]
     assert formats.convert(restored, "text").cues[0].text == \
         "And then we drove to the. Old town for dinner."
+
+
+def test_whisperx_speakers_in_subrip_are_labelled_where_they_change():
+    segments = [{"start": k, "end": k + 1, "text": " " + text, "speaker": speaker}
+                for k, (speaker, text) in enumerate([("SPEAKER_00", "so what do you"),
+                                                     ("SPEAKER_00", "think about it"),
+                                                     ("SPEAKER_01", "it is great")])]
+    transcript = formats.loads(_json({"segments": segments}), "whisper")
+    assert [c.text for c in formats.convert(transcript, "srt").cues] == [
+        "[SPEAKER_00]: so what do you", "think about it", "[SPEAKER_01]: it is great"]
+    cues = formats.resegment(formats.convert(transcript, "srt")).cues
+    assert [c.text.replace("\n", " ") for c in cues] == [
+        "[SPEAKER_00]: so what do you think about it", "[SPEAKER_01]: it is great"]
+
+
+def test_a_segment_of_pieces_alone_keeps_them_one_word():
+    segments = [{"start": k, "end": k + 1, "text": "".join(ws), "words": [
+        {"word": w, "start": k + i / 4, "end": k + i / 4 + 0.2} for i, w in enumerate(ws)]}
+        for k, ws in enumerate([[" how", " much"], [" $1", ",500"], [" that", " is"]])]
+    _, restored, _ = _restored_cues(_json({"segments": segments}), "whisper",
+                                    "How much $1,500? That is.")
+    words = [w["word"] for w in json.loads(formats.dumps(restored))["segments"][1]["words"]]
+    assert words == [" $1", ",500?"]
 
 
 def test_whisper_pieces_of_words_do_not_make_its_records_unspaced():

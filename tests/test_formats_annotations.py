@@ -356,3 +356,20 @@ def test_a_label_naming_the_speaker_before_it_opens_no_turn():
                                      RestoreOptions())
     assert [c.text for c in out.cues] == ["John Smith: So this is the plan and we",
                                           "John Smith: ship it in may.", "Anna Lee: What plan."]
+
+
+def test_a_repeated_label_after_another_speaker_between_opens_a_turn():
+    vtt = ("WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nJOHN: so what do you think\n\n"
+           "00:00:02.000 --> 00:00:03.000\n<v Mary>and then we went to the\n\n"
+           "00:00:03.000 --> 00:00:04.000\nJOHN: store with my friends\n")
+    out = formats.restore_transcript(formats.loads(vtt, "vtt"), SilentPunctuator(""),
+                                     RestoreOptions())
+    assert out.cues[1].text.endswith("the.") and out.cues[2].text == \
+        "JOHN: Store with my friends."
+    ctm = "".join(f"call1 {channel} {k}.0 0.5 {word}\n" for k, (channel, word) in enumerate(
+        [("A", "JOHN:"), ("A", "so"), ("A", "we"), ("A", "drove"), ("B", "MARY:"),
+         ("B", "okay"), ("A", "MARY:"), ("A", "home")]))  # B's MARY is not A's speaker
+    out = formats.restore_transcript(formats.loads(ctm, "ctm"), SilentPunctuator(""),
+                                     RestoreOptions())
+    assert [t.text for c in out.cues for t in c.tokens][:8] == [
+        "JOHN:", "So", "we", "drove.", "MARY:", "Okay.", "MARY:", "Home."]

@@ -50,6 +50,13 @@ def _restored(content: str, reference: str = REFERENCE, format: str = "csv", **k
     return formats.dumps(restored, **keys), punctuator
 
 
+def test_rows_ended_by_two_carriage_returns_and_a_line_feed_are_rows():
+    content = "id,text\r\r\n1,so what\r\r\n2,ok\r\r\n"  # Python's csv on Windows, no newline=""
+    transcript = formats.loads(content, "csv")
+    assert [c.text for c in transcript.cues] == ["so what", "ok"]
+    assert formats.dumps(transcript) == content
+
+
 def test_rows_ended_by_carriage_returns_alone_are_rows():
     out, punctuator = _restored("id,text\r1,so what\r2,good morning\r", "So what. Good morning.")
     assert punctuator.calls == [["so", "what"], ["good", "morning"]]

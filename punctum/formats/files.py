@@ -95,9 +95,13 @@ def _text_or_other(text: str, name: str) -> str:
     transcript records (JSON of another kind, or text that only starts like JSON, is
     text)."""
     try:
-        return sniff_format(text, name)
+        format = sniff_format(text, name)
     except ValueError:  # (JSON that is not a transcript's)
         return "text"
+    if format == "ctm" and not all(5 <= len(line.split()) <= 6 for line in
+                                   text.lstrip("\ufeff \t\r\n").split("\n", 3)[:3]):
+        return "text"  # (prose whose third and fourth words are numbers: "rose 2.5 3 times")
+    return format
 
 
 def _subtitle_start(text: str) -> str | None:

@@ -15,6 +15,7 @@ from punctum.formats.annotations import (
     annotated_cue,
     continues_dialogue,
     find_annotations,
+    token_voices,
     voice_turns,
 )
 from punctum.formats.rolling import repeated_tokens, without_repeats
@@ -94,29 +95,35 @@ def convert(transcript: Transcript, format: str) -> Transcript:
         return Transcript("text", cues, {"newline": newline, "trailer": "\n"})
     breaks = transcript.format in SUBTITLES and format in SUBTITLES
     first = " " if format == "whisper" else ""
-    cues = tuple(Cue(c.start, c.end, _with_speaker(plain, c, transcript.format, format))
-                 for c in kept
-                 # a cue whose only tokens were fillers or markup ("[noise]") is left out
-                 if (plain := _plain_tokens(c.tokens, first, breaks, write, spacing))
-                 or not c.tokens)
+    pairs = [(c, plain) for c in kept  # a cue whose only tokens were fillers or markup
+             if (plain := _plain_tokens(c.tokens, first, breaks, write, spacing))  # ("[noise]")
+             or not c.tokens]  # is left out
+    cues = tuple(Cue(c.start, c.end, plain) for c, plain in pairs)
+    if transcript.format == "whisper" and format in SUBTITLES:
+        cues = _with_speakers(cues, [c for c, _ in pairs], format)
     return Transcript(format, cues, {"newline": newline})
 
 
-def _with_speaker(tokens: tuple[Token, ...], cue: Cue, source: str,
-                  format: str) -> tuple[Token, ...]:
-    """A diarised Whisper segment's tokens as subtitles, its speaker (WhisperX's "speaker")
-    written before them as WhisperX writes it: a WebVTT voice ("<v SPEAKER_00>"), a SubRip
-    label ("[SPEAKER_00]: "), which punctum reads back as such."""
-    speaker = cue.extra.get("speaker") if source == "whisper" and isinstance(
-        cue.extra, dict) else None
-    if not tokens or format not in SUBTITLES or not isinstance(speaker, str) or \
-            not speaker.strip() or any(c in speaker for c in "<>\n"):
-        return tokens
-    name = " ".join(speaker.split())
-    if format == "vtt":
-        return (replace(tokens[0], before=f"<v {name}>" + tokens[0].before),) + tokens[1:]
-    label = Token(f"[{name}]:", tokens[0].start, tokens[0].start, tokens[0].before)
-    return (label, replace(tokens[0], before=" ")) + tokens[1:]
+def _with_speakers(cues: tuple[Cue, ...], segments: list[Cue], format: str) -> tuple[Cue, ...]:
+    """Diarised Whisper segments (WhisperX's "speaker") as subtitles with their speakers, as
+    WhisperX writes them and punctum reads them back: a WebVTT voice on every cue
+    ("<v SPEAKER_00>"), a SubRip label where the speaker changes ("[SPEAKER_00]: ")."""
+    out, previous = [], None
+    for cue, segment in zip(cues, segments):
+        speaker = segment.extra.get("speaker") if isinstance(segment.extra, dict) else None
+        tokens = cue.tokens
+        if tokens and isinstance(speaker, str) and speaker.strip() and not any(
+                c in speaker for c in "<>\n"):
+            name = " ".join(speaker.split())
+            if format == "vtt":
+                tokens = (replace(tokens[0], before=f"<v {name}>" + tokens[0].before),
+                          ) + tokens[1:]
+            elif name != previous:
+                label = Token(f"[{name}]:", tokens[0].start, tokens[0].start, tokens[0].before)
+                tokens = (label, replace(tokens[0], before=" ")) + tokens[1:]
+            previous = name
+        out.append(replace(cue, tokens=tokens))
+    return tuple(out)
 
 
 def _joined(cues: Sequence[Cue]) -> list[Token]:
@@ -207,7 +214,8 @@ def _carry_spaces(tokens: Sequence[Token]) -> bool:
     """Whether tokens are written with the spaces between them (OpenAI Whisper's " Hello"
     records, subtitle text), not records that carry none (WhisperX's "Hello"): at least
     half of those with text have whitespace before them (`transcript.carry_spaces`)."""
-    worded = [token for token in tokens if token.text[:1].isalnum()]  # (not "'t", ",000")
+    worded = [token for token in tokens if token.text[:1].isalnum()] or [  # (not "'t",
+        token for token in tokens if token.text]  # ",000", unless all are so: " $1" ",500")
     return bool(worded) and 2 * sum(_separates(t.before) for t in worded) >= len(worded)
 
 
@@ -276,6 +284,8 @@ def restore_transcript(transcript: Transcript, punctuator,
         options.annotations else _speaker_turns(transcript.cues) if \
         transcript.format == "whisper" and options.annotations else \
         [frozenset()] * len(transcript.cues)
+    if options.annotations:
+        notes = _same_speaker_goes_on(transcript.cues, notes, documents, voices, model_text)
     given = [_inner_leads_dropped(Labelled.concat([p for c in doc for p in parsed[c]]))
              for doc in documents]
     sounds = [_marks_after_sounds(transcript, doc, parsed, notes, model_text)
@@ -429,24 +439,35 @@ def _notes(transcript: Transcript, copies: dict, decode) -> list[Annotations]:
     if copies:
         notes = [replace(note, turns=frozenset(t for t in note.turns if (c, t) not in copies))
                  for c, note in enumerate(notes)]
-    return _same_speaker_goes_on(cues, notes, decode)
+    return notes
 
 
 def _same_speaker_goes_on(cues: Sequence[Cue], notes: list[Annotations],
+                          documents: list[list[int]], voices: list[frozenset[int]],
                           decode) -> list[Annotations]:
     """The notes without the turns of a speaker label that names the speaker of the label
-    before it (Zoom writes "John Smith:" on every cue of a turn: his sentence goes on)."""
-    speaker = None
-    out = []
-    for cue, note in zip(cues, notes):
-        same = set()
-        for t in sorted(note.turns):
-            label = _label_text(cue.tokens, note.kept_out, t, decode)
-            if label is not None and label == speaker:
-                same.add(t)
-            speaker = label
-        out.append(replace(note, turns=note.turns - same) if same else note)
-    return out
+    before it in its document, no other turn between (Zoom writes "John Smith:" on every
+    cue of a turn: his sentence goes on; a voice, ">>" or a dash between is another's)."""
+    notes = list(notes)
+    for doc in documents:
+        speaker, voice = None, ""
+        for c in doc:
+            note, tokens, same = notes[c], cues[c].tokens, set()
+            tagged = any("<v" in token.before for token in tokens)
+            if not (note.turns or voices[c] or tagged):
+                continue
+            spoken_in = token_voices(tokens) if tagged else [voice] * len(tokens)
+            for t, token in enumerate(tokens):
+                if token.text and (spoken_in[t] != voice or t in voices[c]):
+                    speaker, voice = None, spoken_in[t]  # another voice: another speaker
+                if t in note.turns:
+                    label = _label_text(tokens, note.kept_out, t, decode)
+                    if label is not None and label == speaker:
+                        same.add(t)
+                    speaker = label
+            if same:
+                notes[c] = replace(note, turns=note.turns - same)
+    return notes
 
 
 def _label_text(tokens: Sequence[Token], kept_out: frozenset[int], first: int,

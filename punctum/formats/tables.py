@@ -105,7 +105,7 @@ def read_table(text: str, name: str, meta: dict, format: str,
 def _row_ending(text: str) -> str:
     """What a table's rows end with: "\n" ("\r\n" rows keep their "\r"), or "\r" alone
     (classic Mac OS) where the first line ends so (a quoted cell may still hold a "\n")."""
-    match = re.search(r"\r\n?|\n", text)
+    match = re.search(r"\r\r\n|\r\n?|\n", text)  # ("\r\r\n": Python's csv on Windows)
     return "\r" if match is not None and match.group() == "\r" else "\n"
 
 

@@ -190,7 +190,8 @@ def carry_spaces(texts: Iterable[str]) -> bool:
     " Hello", " Don" "'t"), not without (WhisperX's "Hello"): at least half of those that
     start with a letter or digit start with whitespace before it (a stray " home" among
     WhisperX words changes nothing; Whisper's "'t", ",000" are pieces of a word)."""
-    worded = [text for text in texts if text.strip()[:1].isalnum()]
+    worded = [text for text in texts if text.strip()[:1].isalnum()] or [
+        text for text in texts if text.strip()]  # (all pieces: " $1" ",500")
     return bool(worded) and 2 * sum(text[:1].isspace() for text in worded) >= len(worded)
 
 
