@@ -386,6 +386,9 @@ def score(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory,
     if ref.che is not None:  # aligned to text: the reference's words as text reads them
         ref = replace(ref, labelled=_as_text_words(ref.labelled, inventory)[0])
         counts["ref_words"] = len(ref.labelled)
+    if hyp.che is not None:  # ... and a Che hypothesis's too ("--" a mark, not a word)
+        hyp = replace(hyp, labelled=_as_text_words(hyp.labelled, inventory)[0])
+        counts["hyp_words"] = len(hyp.labelled)
     return _score_aligned(ref, hyp, inventory, mid_final, counts)
 
 
@@ -505,6 +508,8 @@ def _unit_counts(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory, labels,
         text_words, origin = _as_text_words(ref.labelled, inventory)
         units = units[np.cumsum(ref.che.groups) - 1][origin]
         ref = replace(ref, labelled=text_words)
+    if hyp.che is not None:
+        hyp = replace(hyp, labelled=_as_text_words(hyp.labelled, inventory)[0])
     hyp_post = _map_che(hyp.labelled.post) if ref.che is not None else hyp.labelled.post
     alignment = metrics.align_words(ref.labelled.words, hyp.labelled.words)
     ref_seq, hyp_seq = metrics.project_labels(alignment, ref.labelled.post, hyp_post, NULL)

@@ -128,6 +128,14 @@ def test_a_text_that_writes_a_che_reference_exactly_scores_100(tmp_path):
     assert result.alignment.n_match == 9 and result.alignment.n_sub == 0
 
 
+def test_a_che_hypothesis_with_other_words_is_read_as_the_reference_is(tmp_path):
+    ref = _write(tmp_path, "ref.che", "yes\tO\n--\tCOMMA\nwe\tO\nwon\tPERIOD\n")
+    hyp = _write(tmp_path, "hyp.che", "Yes\tO\n--\tCOMMA\nwe\tO\none\tPERIOD\n")
+    result = evaluate_files(ref, hyp, EvalOptions())
+    assert result.punct.overall.f1 == 1.0  # "--" a mark on both sides, "Yes" is "yes"
+    assert (result.alignment.n_sub, result.alignment.n_ins, result.alignment.n_match) == (1, 0, 2)
+
+
 def test_cli_tables_json_and_plot(tmp_path, che_ref, capsys):
     assert main(["eval", "--ref", str(che_ref), "--hyp", str(che_ref)]) == 0
     out = capsys.readouterr().out
