@@ -764,6 +764,7 @@ def test_subtitles_saved_as_txt_are_subtitles(tmp_path, name):
     ("rec 1 0.12 0.30 so 0.98\nrec 1 0.42 0.20 we 0.97\nrec 1 0.62 0.30 went 0.99\n", "ctm"),
     ('{"foo": 1}\n', "text"), ("{not json\nso what\n", "text"),  # JSON of no transcript
     ("prices rose 2.5 3 times in the last year so we sold\n", "text"),  # not CTM fields
+    ("WEBVTT files hold captions, right?\nYes, they do.\n", "text"),
 ])
 def test_recognisers_output_saved_as_txt_is_read_in_its_format(tmp_path, content, format):
     path = _write(tmp_path, "out.txt", content)

@@ -160,6 +160,9 @@ def test_the_lines_looked_at_for_marks_are_restored_too(bundled):
     (["", "so what do you think"], "text"),
     (['{"text": "so what",', '  "segments": []}'], "whisper"),  # an object over lines
     (["[1, 2]"], "text"),
+    (["WEBVTT - a title", "", "00:01.000 --> 00:02.000", "so"], "vtt"),
+    (["WEBVTT - a title", "Kind: captions", "", "00:01.000 --> 00:02.000", "so"], "vtt"),
+    (["WEBVTT files hold captions", "yes they do"], "text"),  # a line of text
     (["[music] so what"], "text"),
     (["1", "so what"], "text"),
     ([], "text"),

@@ -107,7 +107,8 @@ def _text_or_other(text: str, name: str) -> str:
 def _subtitle_start(text: str) -> str | None:
     """"vtt" or "srt" when a text starts as a subtitle file does, else None."""
     head = text.lstrip("\ufeff \t\r\n")
-    if head.startswith("WEBVTT"):
+    if head.startswith("WEBVTT") and (head[6:7] in ("", "\n", "\r") or (
+            head[6:7] in (" ", "\t") and "-->" in head)):  # ("WEBVTT files hold...": text)
         return "vtt"
     first_lines = [line.strip() for line in head.split("\n", 2)[:2]]
     return "srt" if any(_is_timing(line, "srt") for line in first_lines) else None
@@ -160,8 +161,9 @@ def sniff_lines(lines: Iterable[str], name: str = "<stdin>") -> tuple[str, Itera
     rest = itertools.chain(head, lines)
     if not first:
         return "text", rest
-    if first.startswith("WEBVTT"):
-        return "vtt", rest
+    if first == "WEBVTT" or first.startswith(("WEBVTT ", "WEBVTT\t")) and _vtt_goes_on(
+            head, lines):  # ("WEBVTT files hold captions" is a line of text)
+        return "vtt", itertools.chain(head, lines)
     if _is_timing(first, "srt") or first.isdigit() and _is_timing(_peek(head, lines), "srt"):
         return "srt", itertools.chain(head, lines)
     if _JSON_START.match(first):
@@ -186,6 +188,25 @@ def _ctm_head(head: list[str], lines: Iterator[str], words: int = 3,
             break
         head.append(line)
     return head
+
+
+def _vtt_goes_on(head: list[str], lines: Iterator[str], most: int = 20) -> bool:
+    """After a first line "WEBVTT <text>": whether the next line that is not blank is one of
+    WebVTT's (a header "Kind: captions", a NOTE, STYLE or REGION block, a cue's timing line,
+    or an identifier and then one); the lines read are kept in `head`."""
+    for _ in range(most):
+        line = next(lines, None)
+        if line is None:
+            return False
+        head.append(line)
+        text = line.strip()
+        if not text:
+            continue
+        if "-->" in text or re.match(r"[\w-]+:\s", text) or text.startswith(
+                ("NOTE", "STYLE", "REGION")):
+            return True
+        return "-->" in _peek(head, lines)
+    return False
 
 
 def _peek(head: list[str], lines: Iterator[str]) -> str:
