@@ -1292,7 +1292,7 @@ _COMMAND_FLAGS = {"export": {"WindowConfig.size": "--window SIZE",
                              "WindowConfig.right": "--window RIGHT"}}
 # unqualified field names, replaced only where they start a message
 _LEADING_FLAGS = {"threads": "--threads", "min_agreement": "--min-agreement",
-                  "bootstrap_samples": "--samples"}
+                  "bootstrap_samples": "--samples", "seed": "--seed"}
 
 
 def _as_flags(message: str, command: str = "") -> str:

@@ -294,8 +294,14 @@ class EvalOptions:
             value = getattr(self, name)
             if value not in FORMATS + ("auto",):
                 raise ValueError(f"{name} must be one of {FORMATS + ('auto',)}, got {value!r}")
-        if self.bootstrap_samples < 1:
-            raise ValueError(f"bootstrap_samples must be >= 1, got {self.bootstrap_samples}")
+        if not 1 <= self.bootstrap_samples <= MAX_BOOTSTRAP_SAMPLES:
+            raise ValueError(f"bootstrap_samples must be in [1, {MAX_BOOTSTRAP_SAMPLES:,}], "
+                             f"got {self.bootstrap_samples}")
+        if not 0 <= self.seed < 2 ** 32:
+            raise ValueError(f"seed must be in [0, 2**32), got {self.seed}")
+
+
+MAX_BOOTSTRAP_SAMPLES = 1_000_000  # (each holds six counts: 48 MB; papers use 1,000)
 
 
 def evaluate_files(ref_path: str | Path, hyp_path: str | Path, options: EvalOptions,

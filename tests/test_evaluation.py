@@ -307,3 +307,13 @@ def test_compare_scores_a_che_reference_as_the_table_does(tmp_path):
     result = evaluate_files(ref, hyp, EvalOptions(hyp_format="text", bootstrap_samples=50),
                             compare_path=hyp)
     assert result.punct.overall.f1 == 1.0 and result.bootstrap.f1_a == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("flag, value", [("--samples", "99999999999999999"), ("--samples", "0"),
+                                         ("--seed", "-1")])
+def test_bootstrap_options_out_of_range_are_one_line_errors(tmp_path, che_ref, capsys, flag,
+                                                            value):
+    assert main(["eval", "--ref", str(che_ref), "--hyp", str(che_ref), "--compare",
+                 str(che_ref), flag, value]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"punctum eval: error: {flag} must be in") and err.count("\n") == 1
