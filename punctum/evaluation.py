@@ -163,9 +163,14 @@ def _transcript_texts(path: str | Path) -> list[str]:
 
     try:
         transcript = formats.read(path)
-    except ValueError:
+    except ValueError as error:
         texts = _json_line_texts(path)  # `punctum restore --json`: {"text", "words"} lines
         if texts is None:
+            message = str(error)
+            if "; give the format" in message:  # (restore's hint: eval has no such option)
+                raise ValueError(message.split("; give the format")[0] + "; punctum eval reads "
+                                 "Whisper, Vosk, NeMo, pipeline and pocketsphinx JSON, and "
+                                 "restore --json lines") from None
             raise
         return texts
     return [cue.text for cue in formats.convert(transcript, "text").cues]

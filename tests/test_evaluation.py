@@ -317,3 +317,10 @@ def test_bootstrap_options_out_of_range_are_one_line_errors(tmp_path, che_ref, c
                  str(che_ref), flag, value]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"punctum eval: error: {flag} must be in") and err.count("\n") == 1
+
+
+def test_json_of_no_known_kind_names_what_eval_reads(tmp_path, che_ref, capsys):
+    hyp = _write(tmp_path, "hyp.json", "[1, 2, 3]\n")
+    assert main(["eval", "--ref", str(che_ref), "--hyp", str(hyp)]) == 2
+    err = capsys.readouterr().err
+    assert "punctum eval reads Whisper" in err and "give the format" not in err
