@@ -290,7 +290,7 @@ def test_restore_rejects_negative_counts(tiny_artifact, capsys, args):
     (["restore", "-i", "IN.jsonl", "--format", "nemo", "--text-key", ""],
      "--text-key and --output-key must not be empty"),
     (["eval", "--ref", "IN.jsonl", "--hyp", "IN.jsonl", "--samples", "0"],
-     "--samples must be >= 1"),
+     "--samples must be in [1, "),
 ])
 def test_errors_name_the_flags_not_the_option_fields(tiny_artifact, tmp_path, capsys, argv,
                                                      message):
