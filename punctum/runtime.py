@@ -138,6 +138,7 @@ class Punctuator:
         pauses = artifact.meta.get("pauses") or {}
         self.pause_edges = tuple(pauses["edges"]) if pauses.get("edges") else None
         _check_pause_input(self.session, artifact, self.pause_edges is not None)
+        _check_embedding(self.session, self.tokenizer, artifact, self.pause_aware)
         self.post_bias = _post_bias(artifact, self.post_labels, post_bias)
         self.capitalised = artifact.capitalised if CAP in self.case_labels else frozenset()
 
@@ -579,6 +580,34 @@ def _check_vocabulary(tokenizer: SubwordTokenizer, artifact: artifacts.Artifact)
         raise ValueError(f"{artifact.tokenizer_file}: {tokenizer.vocab_size:,} pieces, but "
                          f"the model was trained with {expected:,} (punctum.json "
                          f"model_config.vocab_size): the tokenizer is another model's")
+
+
+def _check_embedding(session, tokenizer: SubwordTokenizer, artifact: artifacts.Artifact,
+                     pause_aware: bool) -> None:
+    """Fail loudly when the graph's embedding table does not fit the tokenizer (a model.onnx
+    copied from another model): its last piece must index the table, and for punctum's own
+    BPE the next id must not (a larger table is another model's). Two one-token runs."""
+    import onnxruntime
+
+    quiet = onnxruntime.RunOptions()
+    quiet.log_severity_level = 4  # (the failure is the answer: not ORT's error log)
+
+    def runs(piece: int) -> bool:
+        ids = np.array([[tokenizer.bos_id, piece, tokenizer.eos_id]], dtype=np.int64)
+        feeds = {"ids": ids, "lengths": np.array([3], dtype=np.int64)}
+        if pause_aware:
+            feeds["pauses"] = np.zeros_like(ids)
+        try:
+            session.run(None, feeds, quiet)
+        except Exception:  # ORT's own error types (an index out of the table's range)
+            return False
+        return True
+
+    last = tokenizer.vocab_size - 1
+    if not runs(last) or (_own_bpe(artifact) and runs(last + 1)):
+        raise ValueError(f"{artifact.model_file}: its embedding table does not fit "
+                         f"{artifact.tokenizer_file.name}'s {tokenizer.vocab_size:,} pieces: the "
+                         f"model or the tokenizer is another model's")
 
 
 def _own_bpe(artifact: artifacts.Artifact) -> bool:

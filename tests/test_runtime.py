@@ -541,6 +541,15 @@ def test_corrupt_files_are_named(tiny_artifact, tmp_path):
     with pytest.raises(ValueError, match=r"tokenizer.json: 5,000 pieces, but the model was "
                                          r"trained with \d+"):
         Punctuator.load(folder)
+    folder = _copy(tiny_artifact, tmp_path / "e")  # another model's graph (a larger table)
+    shutil.copy(artifacts.resolve("en-tiny") / "model.onnx", folder / "model.onnx")
+    with pytest.raises(ValueError, match="model.onnx: its embedding table does not fit "
+                                         "tokenizer.json's"):
+        Punctuator.load(folder)
+    folder = _copy(artifacts.resolve("en-tiny"), tmp_path / "f")  # ... a smaller one
+    shutil.copy(tiny_artifact / "model.onnx", folder / "model.onnx")
+    with pytest.raises(ValueError, match="its embedding table does not fit"):
+        Punctuator.load(folder)
 
 
 def test_pretrained_tokenizer_may_be_smaller_than_the_embedding_table(tiny_artifact, tmp_path):
