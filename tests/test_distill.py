@@ -116,6 +116,9 @@ def test_distill_recipe_errors(tiny_corpus):
     raw["data"]["distill"] = {"modle": "x"}
     with pytest.raises(ValueError, match="modle"):
         parse_recipe(raw, tiny_corpus)
+    raw["data"]["distill"] = {"model": "x", "threads": 100000}  # (before any training)
+    with pytest.raises(ValueError, match="data.distill.threads must be from 0 to 256"):
+        parse_recipe(raw, tiny_corpus)
     for weight in (float("nan"), float("inf")):
         raw["data"]["distill"] = {"model": "x", "weight": weight}
         with pytest.raises(ValueError, match="data.distill.weight must be a finite number"):

@@ -267,7 +267,9 @@ def test_selftrain_recipe_errors(tmp_path, tiny_corpus):
     for table, message in (('pool = [5]', "selftrain.pool must be a list of file paths"),
                            ('pool = ["train.txt"]\nalpha = nan',
                             "selftrain.alpha must be a finite number"),
-                           ('alpha = 1.0', "selftrain.pool is required")):
+                           ('alpha = 1.0', "selftrain.pool is required"),
+                           ('pool = ["train.txt"]\nthreads = 100000',
+                            "selftrain.threads must be from 0")):
         recipe.write_text(TINY_RECIPE + f"\n[selftrain]\n{table}\n")
         with pytest.raises(ValueError, match=message):
             st.load_selftrain_recipe(recipe, tiny_corpus)

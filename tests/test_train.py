@@ -215,6 +215,7 @@ def test_noise_words_from_the_document_or_fillers():
      ({"train": {"weight_decay": -1.0}}, ValueError, "train.weight_decay has an invalid"),
      ({"train": {"plateau_factor": 1.5}}, ValueError, "train.plateau_factor has an invalid"),
      ({"train": {"threads": -2}}, ValueError, "train.threads has an invalid value"),
+     ({"train": {"threads": 100000}}, ValueError, "train.threads has an invalid value"),
      ({"train": {"scheduler": "linear", "steps": 10, "warmup_steps": 10}}, ValueError,
       "train.warmup_steps \\(10\\) must be smaller than train.steps \\(10\\)")],
 )

@@ -28,6 +28,7 @@ from functools import cached_property
 
 import numpy as np
 
+from punctum.runtime import MAX_THREADS
 from punctum.text import CASES
 
 
@@ -54,8 +55,9 @@ class DistillConfig:
             object.__setattr__(self, "model", tuple(self.model))
         if self.weight < 0:
             raise ValueError(f"data.distill.weight must be >= 0, got {self.weight}")
-        if self.threads < 0:
-            raise ValueError(f"data.distill.threads must be >= 0, got {self.threads}")
+        if not 0 <= self.threads <= MAX_THREADS:
+            raise ValueError(f"data.distill.threads must be from 0 to {MAX_THREADS}, got "
+                             f"{self.threads}")
 
     @property
     def enabled(self) -> bool:

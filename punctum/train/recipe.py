@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from punctum.config import build_dataclass, changed_keys, existing, read_toml
 from punctum.pauses import PauseNoise
+from punctum.runtime import MAX_THREADS
 from punctum.train.data import DataConfig, SourceConfig
 from punctum.train.distill import DistillConfig
 from punctum.train.noise import NoiseConfig
@@ -121,7 +122,8 @@ class TrainConfig:
             "label_smoothing": 0 <= self.label_smoothing < 1,
             "eval_every": self.eval_every > 0, "checkpoint_every": self.checkpoint_every > 0,
             "log_every": self.log_every > 0, "eval_batch_size": self.eval_batch_size > 0,
-            "dev_words": self.dev_words >= 0, "threads": self.threads >= 0,
+            "dev_words": self.dev_words >= 0,
+            "threads": not isinstance(self.threads, bool) and 0 <= self.threads <= MAX_THREADS,
         }
         for name, ok in checks.items():
             if not ok:

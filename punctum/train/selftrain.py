@@ -46,6 +46,7 @@ from punctum.config import build_dataclass, changed_keys, existing, read_toml
 from punctum.corpora import iter_lines, iter_tsv
 from punctum.evaluation import detect_format, load_scored
 from punctum.fileio import atomic_writer
+from punctum.runtime import MAX_THREADS
 from punctum.text import normalize, render, sentence_spans
 from punctum.train import recover
 from punctum.train.data import SourceConfig
@@ -119,7 +120,8 @@ class SelfTrainConfig:
             (self.max_shared_ngrams >= 0, "selftrain.max_shared_ngrams must be >= 0"),
             (self.max_pool_documents >= 0, "selftrain.max_pool_documents must be >= 0 (0: all)"),
             (self.max_pool_words >= 0, "selftrain.max_pool_words must be >= 0 (0: all)"),
-            (self.threads >= 0, "selftrain.threads must be >= 0 (0: ONNX Runtime's default)"),
+            (0 <= self.threads <= MAX_THREADS, f"selftrain.threads must be from 0 (ONNX "
+             f"Runtime's default) to {MAX_THREADS}"),
             (self.chunk_documents >= 1, "selftrain.chunk_documents must be >= 1"),
             (self.student_init in STUDENT_INITS,
              f"selftrain.student_init must be one of {STUDENT_INITS}, got {self.student_init!r}"),
