@@ -226,6 +226,15 @@ def test_recipe_errors_name_the_key(tiny_corpus, patch, error, message):
         parse_recipe(raw, tiny_corpus)
 
 
+def test_a_text_source_of_timed_records_asks_for_their_format(tiny_corpus):
+    (tiny_corpus / "timed.jsonl").write_text(
+        '{"text": "So what?", "pauses": [0.1, null]}\n', encoding="utf-8")
+    raw = {"model": {"kind": "cnn_bilstm"}, "data": {"sources": [{"path": "timed.jsonl"}]}}
+    with pytest.raises(ValueError, match=r'data.sources\[0\]: .*timed.jsonl holds `punctum '
+                                         r'timings` records .*give format = "timed"'):
+        parse_recipe(raw, tiny_corpus)
+
+
 def test_cli_reports_recipe_error_in_one_line(tiny_corpus, tmp_path, capsys):
     from punctum.cli import main
 

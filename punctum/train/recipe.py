@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from punctum.config import build_dataclass, changed_keys, existing, read_toml
+from punctum.corpora import iter_lines
 from punctum.pauses import PauseNoise
 from punctum.runtime import MAX_THREADS
 from punctum.train.data import DataConfig, SourceConfig
@@ -252,7 +253,27 @@ def _source(values: dict, root: Path, index: int) -> SourceConfig:
     """One [[data.sources]] entry, its path joined to the data root and checked."""
     source = _build(SourceConfig, values, f"data.sources[{index}]")
     path = existing(root / source.path, f"data.sources[{index}].path")
+    if source.format == "text" and _holds_timed_records(path):
+        raise ValueError(f"data.sources[{index}]: {path} holds `punctum timings` records "
+                         f"(JSON with pauses); give format = \"timed\" (read as text, the "
+                         f"model would learn the JSON)")
     return dataclasses.replace(source, path=path)
+
+
+def _holds_timed_records(path: str) -> bool:
+    """Whether a source's first line is a `punctum timings` record ({"text": ..., "pauses":
+    ...}), not a document of text."""
+    try:
+        first = next(iter_lines(path, errors="replace"), "")
+    except (OSError, ValueError):
+        return False  # (the reader names the problem when the data is read)
+    if not first.lstrip().startswith("{"):
+        return False
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and "text" in record and "pauses" in record
 
 
 def relocate(path: str, data_root: str | Path | None) -> str:
