@@ -356,12 +356,21 @@ def test_output_to_stdout_keeps_what_the_shell_wrote_around_it(tiny_artifact, tm
     assert lines[2:] == ["footer"] and not (tmp_path / "-").exists()
 
 
-def test_export_cli(tiny_run, tmp_path, capsys):
+def test_export_cli(tiny_run, tmp_path, capsys, caplog):
     out = tmp_path / "fp32"
     code = main(["export", str(tiny_run / "best.pt"), str(out), "--no-int8", "--name", "t"])
     assert code == 0, capsys.readouterr().err
     meta = json.loads((out / "punctum.json").read_text())
     assert meta["model"]["precision"] == "fp32" and meta["name"] == "t"
+    meta["decision"] = {"post_bias": {"COMMA": 0.5}}  # fitted by punctum calibrate
+    (out / "punctum.json").write_text(json.dumps(meta))
+    code = main(["export", str(tiny_run / "best.pt"), str(out), "--no-int8", "--name", "t"])
+    assert code == 0 and "decision biases punctum calibrate fitted" in caplog.text
+    (out / "notes.txt").write_text("mine")  # a folder of other files is not a model's
+    code = main(["export", str(tiny_run / "best.pt"), str(out), "--no-int8", "--name", "t"])
+    assert code == 2 and "holds other files than a model's (notes.txt)" in \
+        capsys.readouterr().err
+    (out / "notes.txt").unlink()
     code = main(["export", str(tmp_path / "missing.pt"), str(tmp_path / "x")])
     assert code == 2 and "missing.pt" in capsys.readouterr().err
     import torch

@@ -338,6 +338,8 @@ def export_artifact(checkpoint: str | Path, out_dir: str | Path, tokenizer_path:
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ValueError(f"{out}: is a file, expected a folder for the artifact")
+    if out.is_dir():
+        _check_replaceable(out)
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     _remove_stale_stages(out)
@@ -366,6 +368,30 @@ def export_artifact(checkpoint: str | Path, out_dir: str | Path, tokenizer_path:
 
 
 STAGE_PREFIX = ".export-"  # the hidden folder inside the artifact an export is built in
+
+
+_ARTIFACT_FILES = frozenset({ARTIFACT_FILE, MODEL_FILE, TOKENIZER_FILE, LEXICON_FILE,
+                             CAPITALISED_FILE, WEIGHTS_FILE})
+
+
+def _check_replaceable(out: Path) -> None:
+    """An existing output folder must be empty or hold a model (which the export replaces:
+    said when decision biases fitted by `punctum calibrate` go with it); a folder of other
+    files is refused (the artifact's files would be mixed with them)."""
+    others = sorted(f.name for f in out.iterdir()
+                    if f.name not in _ARTIFACT_FILES and not f.name.startswith("."))
+    if others:
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3
+                                         else "")
+        raise ValueError(f"{out}: holds other files than a model's ({shown}); export into "
+                         f"an empty folder, or a model's folder to replace it")
+    try:
+        old = json.loads((out / ARTIFACT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if isinstance(old, dict) and old.get("decision"):
+        log.warning("%s: replacing its model; the decision biases punctum calibrate fitted "
+                    "for it are not kept (run punctum calibrate again)", out)
 
 
 def _remove_stale_stages(out: Path) -> None:
