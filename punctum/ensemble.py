@@ -70,6 +70,10 @@ class EnsemblePunctuator(Punctuator):
                 raise ValueError(f"{artifact.path}: member {member.artifact.path} predicts "
                                  f"{member.post_labels} / {member.case_labels}, the ensemble "
                                  f"{self.post_labels} / {self.case_labels}")
+            if member.inventory.to_dict() != self.inventory.to_dict():  # (its marks' texts,
+                raise ValueError(f"{artifact.path}: member {member.artifact.path} is a "  # its
+                                 f"{member.inventory.language!r} model, the ensemble "  # words)
+                                 f"{self.inventory.language!r}'s (another inventory)")
         self.windows = max((m.windows for m in self.members), key=lambda w: w.size)
         self.post_bias = _post_bias(artifact, self.post_labels, post_bias)
         self.capitalised = frozenset().union(*(m.capitalised for m in self.members))

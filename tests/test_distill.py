@@ -167,3 +167,23 @@ def test_distill_model_lists_in_recipes(tiny_corpus):
         raw["data"]["distill"] = {"model": bad}
         with pytest.raises(ValueError, match="data.distill.model"):
             parse_recipe(raw, tiny_corpus)
+
+
+def test_models_of_another_language_are_refused_as_teachers_and_starting_points(
+        tiny_artifact, tmp_path):
+    import json
+    import shutil
+
+    from punctum.train.trainer import _check_language
+
+    other = tmp_path / "other"
+    shutil.copytree(tiny_artifact, other)
+    meta = json.loads((other / "punctum.json").read_text(encoding="utf-8"))
+    meta["inventory"]["language"] = "xx"
+    (other / "punctum.json").write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(ValueError, match="data.distill.model: .* is a 'xx' model; the recipe "
+                                         "trains a 'en' one"):
+        Teacher(DistillConfig(model=str(other)), get_inventory("en").post_labels, "en")
+    with pytest.raises(ValueError, match="train.init_from: .* is a 'xx' model"):
+        _check_language(str(other), "en")
+    _check_language(str(tiny_artifact), "en")  # its own language: fine

@@ -95,6 +95,13 @@ def test_bad_ensembles_fail_with_one_line(pair, tiny_artifact, tmp_path, capsys)
                                                       "members": ["en-tiny"]}))
     assert main(["restore", "--model", str(broken), TEXT]) == 2
     assert "two or more" in capsys.readouterr().err
+    swapped = shutil.copytree(tiny_artifact, tmp_path / "swapped")  # made a member, then
+    folder = write_ensemble([str(swapped), "en-tiny"], tmp_path / "swap")  # replaced by a
+    meta = json.loads((swapped / "punctum.json").read_text())  # model of another language
+    meta["inventory"]["language"] = "xx"
+    (swapped / "punctum.json").write_text(json.dumps(meta))
+    assert main(["restore", "--model", str(folder), TEXT]) == 2
+    assert "is a 'xx' model" in capsys.readouterr().err
 
 
 def test_an_ensemble_never_replaces_a_model_folder(pair, tiny_artifact, tmp_path, capsys):

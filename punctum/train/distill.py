@@ -77,15 +77,21 @@ class Teacher:
         config: the distillation settings (each of config.members is loaded with
             `Punctuator.load`).
         post_labels: the student's mark labels (its inventory's order).
+        language: the student's language; a teacher of another is refused.
     """
 
-    def __init__(self, config: DistillConfig, post_labels: Sequence[str]) -> None:
+    def __init__(self, config: DistillConfig, post_labels: Sequence[str],
+                 language: str | None = None) -> None:
         from punctum.ensemble import ensemble_of
         from punctum.runtime import Punctuator
 
         members = config.members
         self.punctuator = (Punctuator.load(members[0], threads=config.threads)
                            if len(members) == 1 else ensemble_of(members, config.threads))
+        theirs = self.punctuator.inventory.language
+        if language is not None and theirs != language:  # (its words and marks another's)
+            raise ValueError(f"data.distill.model: {', '.join(map(str, members))} is a "
+                             f"{theirs!r} model; the recipe trains a {language!r} one")
         self.post_columns = _columns(self.punctuator.post_labels, post_labels, "mark")
         self.case_columns = _columns(self.punctuator.case_labels, CASES, "case")
 

@@ -127,6 +127,8 @@ def prepare_tokenizer(recipe: Recipe, out: Path, dist: Distributed) -> SubwordTo
     with init_from, the tokenizer its weights belong to."""
     config = recipe.tokenizer
     path = out / TOKENIZER_NAME
+    if recipe.train.init_from and recover.is_artifact(recipe.train.init_from):
+        _check_language(recipe.train.init_from, recipe.data.language)
     if recipe.train.init_from and dist.main and not path.exists():
         source = weights_tokenizer(recipe.train.init_from)
         if not source.exists():
@@ -159,7 +161,8 @@ def prepare_corpora(recipe: Recipe, tokenizer: SubwordTokenizer, out: Path, dist
     cache = out / "cache"
     teacher = None
     if recipe.data.distill.enabled and split == "train":
-        teacher = Teacher(recipe.data.distill, get_inventory(recipe.data.language).post_labels)
+        teacher = Teacher(recipe.data.distill, get_inventory(recipe.data.language).post_labels,
+                          recipe.data.language)
     if dist.main:
         for source in recipe.data.sources:
             encode_source(source, recipe.data, tokenizer, split, cache, teacher)
@@ -468,6 +471,15 @@ def make_task(recipe: Recipe, out: Path, dist: Distributed, device: str):
     return TaggingTask(recipe, out, dist, device)
 
 
+def _check_language(init_from: str, language: str) -> None:
+    """A model to start from must be of the recipe's language (its weights learnt another
+    language's marks and words)."""
+    theirs = artifacts.read_artifact(artifacts.resolve(init_from)).inventory.language
+    if theirs != language:
+        raise ValueError(f"train.init_from: {init_from} is a {theirs!r} model; the recipe "
+                         f"trains a {language!r} one")
+
+
 def weights_tokenizer(init_from: str) -> Path:
     """The tokenizer file the init_from weights belong to: the artifact's, or the one beside
     the checkpoint in its run folder."""
@@ -501,9 +513,12 @@ def _load_initial_weights(model: torch.nn.Module, path: str, state: dict | None 
     try:
         result = model.load_state_dict(state, strict=False)
     except (RuntimeError, TypeError, AttributeError) as error:
-        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        first = next((line for line in lines if line.startswith(("size mismatch", "Missing",
+                                                                 "Unexpected"))),
+                     lines[0] if lines else type(error).__name__)  # (not "Error(s) in ...:")
         raise ValueError(f"train.init_from: {path} does not fit this recipe's model "
-                         f"({first})") from None
+                         f"({first[:200]})") from None
     # A pause embedding added to a text model starts from zeros (see CnnBiLstm).
     missing = [k for k in result.missing_keys if not k.startswith("pause_")]
     if missing or result.unexpected_keys:
