@@ -117,7 +117,8 @@ def _add_train(subparsers) -> None:
                         help="folder that relative data paths in the recipe start from")
     parser.add_argument("--resume", action="store_true", help="continue from OUT/last.pt")
     parser.add_argument("--steps", type=int, help="override train.steps")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar: the loss is logged every log_every steps")
     parser.set_defaults(run=_run_train)
 
 
@@ -131,6 +132,8 @@ def _run_train(args) -> int:
     if args.steps is not None:
         recipe = dataclasses.replace(recipe, train=dataclasses.replace(recipe.train,
                                                                        steps=args.steps))
+    if args.no_progress:  # (a background run's log: the loss every log_every steps)
+        logging.getLogger("punctum.train").setLevel(logging.INFO)
     state = train(recipe, args.out, resume=args.resume, progress=not args.no_progress)
     if os.environ.get("RANK", "0") == "0":
         scored = (f"best dev F1 {state.best_f1 * 100:.1f}" if state.evaluated
@@ -854,6 +857,8 @@ def _run_selftrain(args) -> int:
         teacher = args.teacher if is_artifact(args.teacher) else existing(args.teacher,
                                                                           "--teacher")
         config = dataclasses.replace(config, teacher=teacher)
+    if args.no_progress:  # (a background run's log: the loss every log_every steps)
+        logging.getLogger("punctum.train").setLevel(logging.INFO)
     summary = selftrain(recipe, config, args.out, progress=not args.no_progress)
     rounds = ", ".join(f"round {r['round']}: {r['dev_f1'] * 100:.1f}" for r in summary["rounds"])
     best = summary["rounds"][summary["best_round"]]["checkpoint"]

@@ -252,18 +252,21 @@ def test_cli_reports_recipe_error_in_one_line(tiny_corpus, tmp_path, capsys):
     assert code == 2 and "train.steps has an invalid value: 0" in capsys.readouterr().err
 
 
-def test_a_run_without_dev_evaluation_keeps_its_final_weights(tiny_corpus, tmp_path, capsys):
+def test_a_run_without_dev_evaluation_keeps_its_final_weights(tiny_corpus, tmp_path, capsys,
+                                                               caplog):
     from conftest import TINY_RECIPE
 
     from punctum.cli import main
 
     path = tmp_path / "nodev.toml"
-    path.write_text(TINY_RECIPE.replace('dev = "dev.che"\n', ""), encoding="utf-8")
+    path.write_text(TINY_RECIPE.replace('dev = "dev.che"\n', "").replace(
+        "[train]\n", "[train]\nlog_every = 1\n"), encoding="utf-8")
     code = main(["train", str(path), "--out", str(tmp_path / "run"), "--data-root",
                  str(tiny_corpus), "--steps", "3", "--no-progress"])
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert code == 0 and "no dev evaluation chose a checkpoint: best.pt is the final" in out
     assert (tmp_path / "run" / "best.pt").is_file()
+    assert "step 3 loss" in err or "step 3 loss" in caplog.text  # (no bar: the log says)
 
 
 def test_a_run_with_a_text_dev_set_is_scored_and_exported(tiny_corpus, tmp_path):
