@@ -1294,7 +1294,13 @@ _FLAGS = {"ResegmentOptions.max_chars_per_line": "--max-chars",
 # fields set by one command's flags only
 _COMMAND_FLAGS = {"export": {"WindowConfig.size": "--window SIZE",
                              "WindowConfig.left": "--window LEFT",
-                             "WindowConfig.right": "--window RIGHT"}}
+                             "WindowConfig.right": "--window RIGHT"},
+                  "timings": {"SynthConfig.rate_range": "--rate-range",
+                              "SynthConfig.min_words": "--min-words",
+                              "SynthConfig.max_words": "--max-words",
+                              "SynthConfig.max_sentences": "--max-sentences",
+                              "SynthConfig.seed": "--seed", "TimedConfig.jobs": "--jobs",
+                              "TimedConfig.max_documents": "--max-documents"}}
 # unqualified field names, replaced only where they start a message
 _LEADING_FLAGS = {"threads": "--threads", "min_agreement": "--min-agreement",
                   "bootstrap_samples": "--samples", "seed": "--seed"}

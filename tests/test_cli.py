@@ -291,16 +291,21 @@ def test_restore_rejects_negative_counts(tiny_artifact, capsys, args):
      "--text-key and --output-key must not be empty"),
     (["eval", "--ref", "IN.jsonl", "--hyp", "IN.jsonl", "--samples", "0"],
      "--samples must be in [1, "),
+    (["timings", "IN.jsonl", "--out", "OUT.jsonl", "--rate-range", "2", "1"],
+     "--rate-range must be"), (["timings", "IN.jsonl", "--out", "OUT.jsonl", "--jobs", "0"],
+                               "--jobs must be >= 1"),
 ])
 def test_errors_name_the_flags_not_the_option_fields(tiny_artifact, tmp_path, capsys, argv,
                                                      message):
     source = tmp_path / "in.jsonl"
     source.write_text('{"pred_text": "we see a boat"}\n', encoding="utf-8")
-    argv = [a.replace("IN.jsonl", str(source)) for a in argv]
+    argv = [a.replace("IN.jsonl", str(source)).replace("OUT.jsonl", str(tmp_path / "o.jsonl"))
+            for a in argv]
     assert main(argv[:1] + ["--model", str(tiny_artifact)] * (argv[0] == "restore")
                 + argv[1:]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1 and "Options" not in err
+    assert "Config." not in err
 
 
 def test_dash_input_is_stdin_alone(tiny_artifact, tmp_path, capsys, monkeypatch):
