@@ -216,6 +216,9 @@ def test_noise_words_from_the_document_or_fillers():
      ({"train": {"plateau_factor": 1.5}}, ValueError, "train.plateau_factor has an invalid"),
      ({"train": {"threads": -2}}, ValueError, "train.threads has an invalid value"),
      ({"train": {"threads": 100000}}, ValueError, "train.threads has an invalid value"),
+     ({"train": {"seed": -1}}, ValueError, "train.seed has an invalid value: -1"),
+     ({"data": {"sources": [{"path": "train.txt"}], "val_fraction": 1.0}}, ValueError,
+      "data.val_fraction must be in"),
      ({"train": {"scheduler": "linear", "steps": 10, "warmup_steps": 10}}, ValueError,
       "train.warmup_steps \\(10\\) must be smaller than train.steps \\(10\\)")],
 )

@@ -102,9 +102,9 @@ class DataConfig:
         if not self.sources:
             raise ValueError("data.sources must name at least one corpus")
         if not 8 <= self.max_subwords <= 4096:
-            raise ValueError(f"max_subwords must be in [8, 4096], got {self.max_subwords}")
+            raise ValueError(f"data.max_subwords must be in [8, 4096], got {self.max_subwords}")
         if not 0 <= self.val_fraction < 1:
-            raise ValueError(f"val_fraction must be in [0, 1), got {self.val_fraction}")
+            raise ValueError(f"data.val_fraction must be in [0, 1), got {self.val_fraction}")
         if self.max_documents < 0:
             raise ValueError(f"data.max_documents must be >= 0 (0 = all), "
                              f"got {self.max_documents}")

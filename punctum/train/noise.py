@@ -44,12 +44,12 @@ class NoiseConfig:
 
     def __post_init__(self) -> None:
         if self.words not in NOISE_WORDS:
-            raise ValueError(f"noise.words must be one of {', '.join(NOISE_WORDS)}, "
+            raise ValueError(f"data.noise.words must be one of {', '.join(NOISE_WORDS)}, "
                              f"got {self.words!r}")
         for name in ("drop", "insert", "substitute", "spell_numbers"):
             value = getattr(self, name)
             if not 0.0 <= value <= 0.5:
-                raise ValueError(f"noise.{name} must be in [0, 0.5], got {value}")
+                raise ValueError(f"data.noise.{name} must be in [0, 0.5], got {value}")
 
     @property
     def enabled(self) -> bool:

@@ -123,7 +123,7 @@ class TrainConfig:
             "label_smoothing": 0 <= self.label_smoothing < 1,
             "eval_every": self.eval_every > 0, "checkpoint_every": self.checkpoint_every > 0,
             "log_every": self.log_every > 0, "eval_batch_size": self.eval_batch_size > 0,
-            "dev_words": self.dev_words >= 0,
+            "dev_words": self.dev_words >= 0, "seed": 0 <= self.seed < 2 ** 32,
             "threads": not isinstance(self.threads, bool) and 0 <= self.threads <= MAX_THREADS,
         }
         for name, ok in checks.items():
