@@ -229,6 +229,17 @@ def test_recipe_errors_name_the_key(tiny_corpus, patch, error, message):
         parse_recipe(raw, tiny_corpus)
 
 
+def test_a_dev_set_without_marks_is_refused(tiny_corpus, tmp_path):
+    from punctum.tokenizer import train_bpe
+    from punctum.train.data import read_dev
+
+    dev = tmp_path / "dev.txt"
+    dev.write_text("so we went home\nand then we ate\n", encoding="utf-8")
+    tokenizer = train_bpe(iter([["so", "we", "went", "home"]] * 3), vocab_size=40)
+    with pytest.raises(ValueError, match="data.dev: .*dev.txt: no marks"):
+        read_dev(str(dev), tokenizer)
+
+
 def test_a_text_source_of_timed_records_asks_for_their_format(tiny_corpus):
     (tiny_corpus / "timed.jsonl").write_text(
         '{"text": "So what?", "pauses": [0.1, null]}\n', encoding="utf-8")

@@ -21,7 +21,7 @@ import numpy as np
 from punctum.corpora import is_validation, iter_documents, read_che
 from punctum.fileio import atomic_writer
 from punctum.pauses import PauseNoise
-from punctum.text import CASES, Inventory, Labelled, get_inventory, parse
+from punctum.text import CASES, NULL, Inventory, Labelled, get_inventory, parse
 from punctum.tokenizer import SubwordTokenizer
 from punctum.train.distill import DistillConfig, Teacher
 from punctum.train.noise import NoiseConfig, add_asr_noise
@@ -267,6 +267,10 @@ def read_dev(path: str, tokenizer: SubwordTokenizer, language: str = "en") -> En
     documents, ignore_case = dev_documents(path, language)
     if not any(len(d[0] if isinstance(d, tuple) else d) for d in documents):
         raise ValueError(f"data.dev: {path}: no words (an empty dev set)")
+    if not any(p != NULL for d in documents for p in (d[0] if isinstance(d, tuple)
+                                                       else d).post):
+        raise ValueError(f"data.dev: {path}: no marks (dev F1 would be 0 whatever the model "
+                         f"learns): give punctuated text")
     return encode_documents(documents, tokenizer, get_inventory(language),
                             ignore_case=ignore_case)
 
