@@ -1258,8 +1258,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"punctum {args.command}: error: {_error_text(error, args)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
+        _ignore_interrupts()  # (another Ctrl-C while exiting: no traceback from atexit)
         print(f"punctum {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def _ignore_interrupts() -> None:
+    """Ignore SIGINT from here on (the process is exiting), where this thread may."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _error_text(error: Exception, args) -> str:

@@ -528,6 +528,18 @@ def test_sigterm_saves_a_checkpoint_and_exits_cleanly(tiny_corpus, tmp_path):
     assert load_checkpoint(out / "last.pt")["state"]["step"] >= 10
 
 
+def test_a_second_sigint_while_stopping_ends_without_a_traceback(tiny_corpus, tmp_path):
+    import time
+
+    process, _ = _start_run(tiny_corpus, tmp_path, "best.pt", checkpoint_every=1000)
+    process.send_signal(signal.SIGINT)
+    time.sleep(0.05)  # (while it saves or exits)
+    process.send_signal(signal.SIGINT)
+    output = process.communicate(timeout=60)[0].decode()
+    assert process.returncode == 130 and "Traceback" not in output, output
+    assert "Exception ignored" not in output
+
+
 def test_sigint_stops_at_a_step_boundary_and_resume_is_exact(tiny_corpus, tmp_path):
     import torch
 
