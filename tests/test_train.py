@@ -353,6 +353,13 @@ def test_resume_continues_exactly(tiny_corpus, tmp_path):
         assert torch.equal(a[key], b[key]), key
 
 
+def test_resuming_a_run_that_has_its_steps_says_so(tiny_corpus, tmp_path, caplog):
+    train(_recipe(tiny_corpus, tmp_path, steps=6), tmp_path / "run", progress=False)
+    state = train(_recipe(tiny_corpus, tmp_path, steps=6), tmp_path / "run", resume=True,
+                  progress=False)
+    assert state.step == 6 and "at step 6 already, train.steps is 6" in caplog.text
+
+
 def test_resume_without_checkpoint_is_a_clear_error(tiny_corpus, tmp_path):
     with pytest.raises(FileNotFoundError, match="nothing to resume"):
         train(_recipe(tiny_corpus, tmp_path, steps=5), tmp_path / "empty", resume=True,

@@ -604,6 +604,9 @@ def train(recipe: Recipe, out_dir: str | Path, resume: bool = False,
     run = _setup(recipe, out)
     state = _restore(saved, out / "last.pt", run) if saved is not None else RunState()
     del saved
+    if resume and state.step >= recipe.train.steps and run.dist.main:
+        log.warning("%s: at step %d already, train.steps is %d: nothing to train (--steps "
+                    "sets more)", out, state.step, recipe.train.steps)
     stop = _StopRequest()
     previous = stop.install() if _main_thread() else {}
     try:
