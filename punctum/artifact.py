@@ -97,7 +97,9 @@ def resolve(name_or_path: str | Path | None = None) -> Path:
     if str(name_or_path) in available_models():
         return ASSETS / str(name_or_path)
     if path.exists():
-        raise ValueError(f"{path}: is a file; a model is a folder with {ARTIFACT_FILE}")
+        hint = (f" (a training checkpoint: punctum export {path} OUT_DIR makes one)"
+                if path.suffix == ".pt" else "")
+        raise ValueError(f"{path}: is a file; a model is a folder with {ARTIFACT_FILE}{hint}")
     text = str(name_or_path)
     if text.startswith("hf:") or text.count("/") == 1 and not text.startswith((".", "/")):
         return _download(text.removeprefix("hf:"))
@@ -222,7 +224,9 @@ def update_meta(path: str | Path, changes: dict) -> dict:
 
 def _read_json(file: Path) -> dict:
     if not file.is_file():
-        raise FileNotFoundError(f"{file}: no such file")
+        hint = (f" (a training run: punctum export {file.parent / 'best.pt'} OUT_DIR makes a "
+                f"model of it)" if (file.parent / "best.pt").is_file() else "")
+        raise FileNotFoundError(f"{file}: no such file{hint}")
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:

@@ -922,3 +922,10 @@ def test_a_title_predicted_upper_is_capitalised():
     upper = np.tile(np.array([0.1, 0.2, 0.6, 0.1]), (2, 1))
     assert decide_case(["mr", "nasa"], upper, labels, abbreviations=frozenset({"mr"})) == (
         "CAP", "UPPER")
+
+
+def test_a_training_run_given_as_a_model_points_to_export(tiny_run):
+    with pytest.raises(FileNotFoundError, match="a training run: punctum export .*best.pt"):
+        Punctuator.load(tiny_run)
+    with pytest.raises(ValueError, match="a training checkpoint: punctum export"):
+        Punctuator.load(tiny_run / "best.pt")
