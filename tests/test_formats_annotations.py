@@ -47,6 +47,8 @@ def _kept(text: str, markup: bool = False) -> tuple[list[str], list[str]]:
     ("HOST [laughing]: welcome back", ["HOST", "[laughing]:"], ["HOST"]),
     ("[SPEAKER_00]: so we went", ["[SPEAKER_00]:"], ["[SPEAKER_00]:"]),
     ("+14155550199: yes we can", ["+14155550199:"], ["+14155550199:"]),  # dial-in
+    ("Maria de la Cruz: great", ["Maria", "de", "la", "Cruz:"], ["Maria"]),  # full names
+    ("José María García López: yes", ["José", "María", "García", "López:"], ["José"]),
     ("415-555-0199: hi", ["415-555-0199:"], ["415-555-0199:"]),
     ("Speaker 1  0:03", ["Speaker", "1", "0:03"], ["Speaker"]),  # Otter's heading line
     ("The Host 0:03", ["The", "Host", "0:03"], ["The"]), ("A 1:02", ["A", "1:02"], ["A"]),
@@ -62,6 +64,7 @@ def test_annotations_are_found(text, kept, turns):
     "at 10:30",  # a lowercase word and a time is no heading
     "At 10:30", "On Monday 10:30", "on Monday 10:30",  # nor a time of day in running text
     "See you at 10:30", "Lunch at 12:30",
+    "So Here Is What We: do", "And So On And: x",  # title case is no full name
     "one two three four: x",  # four words before a colon are no label
     "http://example.com is a site",
     "(a)b c",  # closed inside a token

@@ -37,6 +37,8 @@ from punctum.formats.transcript import Cue, Token, split_tokens
 _LABEL_FIRST = re.compile(r"[^\W\d_][\w.'’-]*", re.UNICODE)
 _LABEL_MORE = re.compile(r"#?[\w.'’-]+", re.UNICODE)
 _LABEL_WORDS = 3
+_FULL_NAME_WORDS = 5  # a full name ("Maria de la Cruz:", "José María García López:")
+_NAME_PARTICLES = frozenset("al bin da de del della der di du la le van von y".split())
 # A phone number as a speaker label (a dial-in caller in Zoom): "+14155550199:", "415-555-0199:".
 _PHONE_LABEL = re.compile(r"\+?\d[\d-]{6,}\d:")
 _LABEL_CHARS = 32
@@ -278,7 +280,7 @@ def _label_end(texts: list[str], index: int) -> int | None:
         name = _content(texts, index, end).split()
         return end if 0 < len(name) <= _LABEL_WORDS and _names(name) else None
     length, words = -1, []
-    for k in range(index, min(index + _LABEL_WORDS + 1, len(texts))):
+    for k in range(index, min(index + _FULL_NAME_WORDS + 1, len(texts))):
         text = texts[k]
         length += len(text) + 1
         if length > _LABEL_CHARS + 1:
@@ -289,12 +291,23 @@ def _label_end(texts: list[str], index: int) -> int | None:
         colon = text.endswith(":")
         core = text[:-1] if colon else text
         pattern = _LABEL_FIRST if k == index else _LABEL_MORE
-        if k - index == _LABEL_WORDS or not core or not pattern.fullmatch(core):
+        if k - index == _FULL_NAME_WORDS or not core or not pattern.fullmatch(core):
             return None
         words.append(core)
         if colon:
-            return k + 1 if _names(words) else None
+            fits = len(words) <= _LABEL_WORDS or _full_name(words)
+            return k + 1 if fits and _names(words) else None
     return None
+
+
+def _full_name(words: list[str]) -> bool:
+    """Whether 4-5 label words are a person's full name: capitalised words, maybe with
+    particles between, the first and last capitalised ("José María García López", "Maria
+    de la Cruz"), none a word that opens running text ("And So On And:")."""
+    return (words[0][:1].isupper() and words[-1][:1].isupper()
+            and all(word[:1].isupper() or word in _NAME_PARTICLES for word in words)
+            and sum(word in _NAME_PARTICLES for word in words) < len(words) - 1
+            and not any(word.lower() in _NOT_NAMES for word in words))
 
 
 def _names(words: list[str]) -> bool:
