@@ -1029,6 +1029,19 @@ def test_whisperx_speakers_in_subrip_are_labelled_where_they_change():
         "[SPEAKER_00]: so what do you think about it", "[SPEAKER_01]: it is great"]
 
 
+def test_whisperx_speakers_of_words_change_voices_and_labels_inside_a_cue():
+    words = [{"word": w, "start": i / 4, "end": i / 4 + 0.2,
+              "speaker": "SPEAKER_00" if i < 3 else "SPEAKER_01"}
+             for i, w in enumerate(["so", "what", "now", "we", "go"])]
+    content = _json({"segments": [{"start": 0.0, "end": 1.5, "text": " so what now we go",
+                                   "words": words, "speaker": "SPEAKER_00"}]})
+    transcript = formats.loads(content, "whisper")
+    assert formats.convert(transcript, "vtt").cues[0].text == \
+        "<v SPEAKER_00>so what now</v> <v SPEAKER_01>we go"
+    assert formats.convert(transcript, "srt").cues[0].text == \
+        "[SPEAKER_00]: so what now\n[SPEAKER_01]: we go"
+
+
 def test_a_segment_of_pieces_alone_keeps_them_one_word():
     segments = [{"start": k, "end": k + 1, "text": "".join(ws), "words": [
         {"word": w, "start": k + i / 4, "end": k + i / 4 + 0.2} for i, w in enumerate(ws)]}

@@ -105,25 +105,43 @@ def convert(transcript: Transcript, format: str) -> Transcript:
 
 
 def _with_speakers(cues: tuple[Cue, ...], segments: list[Cue], format: str) -> tuple[Cue, ...]:
-    """Diarised Whisper segments (WhisperX's "speaker") as subtitles with their speakers, as
-    WhisperX writes them and punctum reads them back: a WebVTT voice on every cue
-    ("<v SPEAKER_00>"), a SubRip label where the speaker changes ("[SPEAKER_00]: ")."""
+    """Diarised Whisper segments (WhisperX's "speaker" of a segment or word) as subtitles
+    with their speakers, as WhisperX writes them and punctum reads them back: a WebVTT voice
+    opening every cue and wherever the speaker changes in one ("<v SPEAKER_00>"), a SubRip
+    label where the speaker changes ("[SPEAKER_00]: ", a word's on a new line)."""
     out, previous = [], None
     for cue, segment in zip(cues, segments):
-        speaker = segment.extra.get("speaker") if isinstance(segment.extra, dict) else None
-        tokens = cue.tokens
-        if tokens and isinstance(speaker, str) and speaker.strip() and not any(
-                c in speaker for c in "<>\n"):
-            name = " ".join(speaker.split())
-            if format == "vtt":
-                tokens = (replace(tokens[0], before=f"<v {name}>" + tokens[0].before),
-                          ) + tokens[1:]
-            elif name != previous:
-                label = Token(f"[{name}]:", tokens[0].start, tokens[0].start, tokens[0].before)
-                tokens = (label, replace(tokens[0], before=" ")) + tokens[1:]
-            previous = name
-        out.append(replace(cue, tokens=tokens))
+        speakers = _word_speakers(segment)
+        if len(speakers) != len(cue.tokens):  # (a word's text was joined to another's)
+            speakers = [speakers[0] if speakers else None] * len(cue.tokens)
+        tokens, voice = [], None
+        for k, (token, speaker) in enumerate(zip(cue.tokens, speakers)):
+            if speaker is not None and format == "vtt" and (k == 0 or speaker != voice):
+                closing = "</v>" if voice is not None else ""
+                token = replace(token, before=f"{closing}<v {speaker}>" + token.before.lstrip()
+                                if k == 0 else f"{closing} <v {speaker}>")
+            elif speaker is not None and format == "srt" and speaker != previous:
+                tokens.append(Token(f"[{speaker}]:", token.start, token.start,
+                                    token.before if k == 0 else "\n"))
+                token = replace(token, before=" ")
+            voice = speaker if speaker is not None else voice
+            previous = speaker if speaker is not None else previous
+            tokens.append(token)
+        out.append(replace(cue, tokens=tuple(tokens)))
     return tuple(out)
+
+
+def _word_speakers(segment: Cue) -> list[str | None]:
+    """The speaker of each word of a Whisper segment with text (a word's own "speaker", else
+    the segment's), as a voice or label may name it (None: none, or one with "<", ">")."""
+    def name(value) -> str | None:
+        if not isinstance(value, str) or not value.strip() or any(c in value for c in "<>\n"):
+            return None
+        return " ".join(value.split())
+
+    own = segment.extra.get("speaker") if isinstance(segment.extra, dict) else None
+    return [name(token.extra.get("speaker", own) if isinstance(token.extra, dict) else own)
+            for token in segment.tokens if token.text]
 
 
 def _joined(cues: Sequence[Cue]) -> list[Token]:
