@@ -762,6 +762,7 @@ def test_subtitles_saved_as_txt_are_subtitles(tmp_path, name):
 @pytest.mark.parametrize("content, format", [
     ('{\n  "text" : "hello can you hear me"\n}\n', "vosk"),  # vosk's example > out.txt
     ("rec 1 0.12 0.30 so 0.98\nrec 1 0.42 0.20 we 0.97\nrec 1 0.62 0.30 went 0.99\n", "ctm"),
+    (";; a comment\nrec 1 0.12 0.30 so\nrec 1 0.42 0.20 we\nrec 1 0.62 0.30 went\n", "ctm"),
     ('{"foo": 1}\n', "text"), ("{not json\nso what\n", "text"),  # JSON of no transcript
     ("prices rose 2.5 3 times in the last year so we sold\n", "text"),  # not CTM fields
     ("WEBVTT files hold captions, right?\nYes, they do.\n", "text"),

@@ -40,6 +40,7 @@ def _kept(text: str, markup: bool = False) -> tuple[list[str], list[str]]:
     ("[00:00.000 --> 00:05.000]  so we went", ["[00:00.000", "-->", "00:05.000]"], []),
     ("i was there [door slams] and (laughs). then", ["[door", "slams]", "(laughs)."], []),
     ("[music]", ["[music]"], []),
+    ("♪ ♫", ["♪", "♫"], []),  # a cue of music notes alone is a sound
     ("hello\n- hi\nMARY: ok", ["-", "MARY:"], ["-", "MARY:"]),
     ("- first speaker\nand more", ["-"], []),  # a lone first-line dash opens no turn
     ("- first speaker\n- second", ["-", "-"], ["-", "-"]),  # two dashed lines: two turns
@@ -77,6 +78,7 @@ def test_annotations_are_found(text, kept, turns):
     "he said (and i quote) that it was fine",  # three words in parentheses are text
     "if a <b then c",  # no closing >
     "x <= y and a<b>c",  # a tag is a token of its own
+    "♪ la la la ♪",  # notes around lyrics are words to the model (TED's transcripts hold them)
 ])
 def test_plain_text_holds_no_annotations(text):
     assert _kept(text) == ([], [])

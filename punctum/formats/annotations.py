@@ -52,13 +52,14 @@ _TIMED_LABEL_END = re.compile(rf"[(\[]{_TIME}[)\]]:")  # Rev's "Speaker 1 (00:03
 _DASHES = frozenset({"-", "–", "—", "‐"})
 _TURN_MARKS = frozenset({">>", ">>>"})
 _BRACKETS = {"[": "]", "(": ")"}
-# A line that may hold an annotation: a colon, a bracket or ">>", or a dash at its start.
-_MAY_HOLD = re.compile(r"[:\[(]|>>|^\s*[-–—‐](?:\s|$)")
+# A line that may hold an annotation: a colon, a bracket, ">>" or a music note, or a dash at
+# its start.
+_MAY_HOLD = re.compile(r"[:\[(♪♫♬♩]|>>|^\s*[-–—‐](?:\s|$)")
 # A token (one a line of `texts`) that may be (part of) an annotation: one ending in a
-# colon, opening a bracket, a dash or ">>" alone, or a time ("00:01:02").
-_MAY_ANNOTATE = re.compile(r":$|^[\[(]|^(?:[-–—‐]|>>>?)$|^\d+:", re.MULTILINE)
+# colon, opening a bracket, a dash or ">>" alone, a time ("00:01:02"), or music notes.
+_MAY_ANNOTATE = re.compile(r":$|^[\[(]|^(?:[-–—‐]|>>>?|[♪♫♬♩]+)$|^\d+:", re.MULTILINE)
 # Music notes, around sung lyrics ("♪ la la ♪"): words to the model, which read them in
-# TED's transcripts, but a cue of them alone is a sound (`is_music`).
+# TED's transcripts, but a cue of them alone is a sound (kept out, as "[Music]").
 MUSIC_NOTES = re.compile(r"[♪♫♬♩]+")
 _BRACKET_TOKENS = 8  # words a sound description in square brackets may hold
 _PAREN_TOKENS = 2  # ... in parentheses ("(laughs)", "(door slams)")
@@ -149,6 +150,8 @@ def find_annotations(tokens: Sequence[Token],
         if text in _TURN_MARKS:
             kept.add(t)
             turns.add(t)
+    if all(MUSIC_NOTES.fullmatch(text) for text in texts if text):  # a cue of "♪" alone:
+        kept.update(t for t, text in enumerate(texts) if text)  # a sound, no word
     dashes = {t for t in kept if texts[t] in _DASHES}
     return Annotations(frozenset(kept), frozenset(turns), frozenset(dashes))
 

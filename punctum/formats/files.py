@@ -98,9 +98,11 @@ def _text_or_other(text: str, name: str) -> str:
         format = sniff_format(text, name)
     except ValueError:  # (JSON that is not a transcript's)
         return "text"
-    if format == "ctm" and not all(5 <= len(line.split()) <= 6 for line in
-                                   text.lstrip("\ufeff \t\r\n").split("\n", 3)[:3]):
-        return "text"  # (prose whose third and fourth words are numbers: "rose 2.5 3 times")
+    if format == "ctm":
+        lines = [line for line in text.lstrip("\ufeff \t\r\n").split("\n", 200)[:200]
+                 if line.strip() and not line.startswith(";;")][:3]  # (";;": comments)
+        if not all(5 <= len(line.split()) <= 6 for line in lines):
+            return "text"  # (prose whose third and fourth words are numbers: "rose 2.5 3")
     return format
 
 
