@@ -1043,6 +1043,13 @@ def test_whisperx_speakers_of_words_change_voices_and_labels_inside_a_cue():
         "[SPEAKER_00]: so what now\n[SPEAKER_01]: we go"
 
 
+def test_webvtt_voices_become_subrip_labels_where_the_speaker_changes():
+    vtt = ("WEBVTT\n\n00:01.000 --> 00:02.000\n<v Bob>so what\n\n00:02.000 --> 00:03.000\n"
+           "<v.loud Ann>i think\n\n00:03.000 --> 00:04.000\n<v Ann>it is great\n")
+    srt = formats.convert(formats.loads(vtt, "vtt"), "srt")
+    assert [c.text for c in srt.cues] == ["[Bob]: so what", "[Ann]: i think", "it is great"]
+
+
 def test_a_segment_of_pieces_alone_keeps_them_one_word():
     segments = [{"start": k, "end": k + 1, "text": "".join(ws), "words": [
         {"word": w, "start": k + i / 4, "end": k + i / 4 + 0.2} for i, w in enumerate(ws)]}

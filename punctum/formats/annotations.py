@@ -112,7 +112,7 @@ def voice_turns(cues: Sequence[Cue]) -> list[frozenset[int]]:
     for cue in cues:
         found = set()
         for t, (token, voice) in enumerate(zip(cue.tokens, token_voices(cue.tokens))):
-            name = _speaker(voice)
+            name = voice_speaker(voice)
             if token.text and name:
                 if speaker and name != speaker:
                     found.add(t)
@@ -121,7 +121,7 @@ def voice_turns(cues: Sequence[Cue]) -> list[frozenset[int]]:
     return turns
 
 
-def _speaker(voice: str) -> str:
+def voice_speaker(voice: str) -> str:
     """The speaker of a voice tag ("<v.loud Ann Lee>" -> "Ann Lee"; "" for none)."""
     inside = voice[2:-1] if voice.startswith("<v") else ""
     if inside.startswith("."):  # classes before the name

@@ -16,6 +16,7 @@ from punctum.formats.annotations import (
     continues_dialogue,
     find_annotations,
     token_voices,
+    voice_speaker,
     voice_turns,
 )
 from punctum.formats.rolling import repeated_tokens, without_repeats
@@ -100,18 +101,21 @@ def convert(transcript: Transcript, format: str) -> Transcript:
              or not c.tokens]  # is left out
     cues = tuple(Cue(c.start, c.end, plain) for c, plain in pairs)
     if transcript.format == "whisper" and format in SUBTITLES:
-        cues = _with_speakers(cues, [c for c, _ in pairs], format)
+        cues = _with_speakers(cues, [_word_speakers(c) for c, _ in pairs], format)
+    elif transcript.format == "vtt" and format == "srt":  # voices as labels
+        cues = _with_speakers(cues, [_voice_speakers(c) for c, _ in pairs], format)
     return Transcript(format, cues, {"newline": newline})
 
 
-def _with_speakers(cues: tuple[Cue, ...], segments: list[Cue], format: str) -> tuple[Cue, ...]:
-    """Diarised Whisper segments (WhisperX's "speaker" of a segment or word) as subtitles
-    with their speakers, as WhisperX writes them and punctum reads them back: a WebVTT voice
-    opening every cue and wherever the speaker changes in one ("<v SPEAKER_00>"), a SubRip
-    label where the speaker changes ("[SPEAKER_00]: ", a word's on a new line)."""
+def _with_speakers(cues: tuple[Cue, ...], per_cue: list[list[str | None]],
+                   format: str) -> tuple[Cue, ...]:
+    """Cues with their words' speakers (`per_cue`: each cue's, one per word with text; from
+    WhisperX's "speaker" of a segment or word, or WebVTT voices) written as WhisperX writes
+    them and punctum reads them back: a WebVTT voice opening every cue and wherever the
+    speaker changes in one ("<v SPEAKER_00>"), a SubRip label where the speaker changes
+    ("[SPEAKER_00]: ", a word's on a new line)."""
     out, previous = [], None
-    for cue, segment in zip(cues, segments):
-        speakers = _word_speakers(segment)
+    for cue, speakers in zip(cues, per_cue):
         if len(speakers) != len(cue.tokens):  # (a word's text was joined to another's)
             speakers = [speakers[0] if speakers else None] * len(cue.tokens)
         tokens, voice = [], None
@@ -134,14 +138,23 @@ def _with_speakers(cues: tuple[Cue, ...], segments: list[Cue], format: str) -> t
 def _word_speakers(segment: Cue) -> list[str | None]:
     """The speaker of each word of a Whisper segment with text (a word's own "speaker", else
     the segment's), as a voice or label may name it (None: none, or one with "<", ">")."""
-    def name(value) -> str | None:
-        if not isinstance(value, str) or not value.strip() or any(c in value for c in "<>\n"):
-            return None
-        return " ".join(value.split())
-
     own = segment.extra.get("speaker") if isinstance(segment.extra, dict) else None
-    return [name(token.extra.get("speaker", own) if isinstance(token.extra, dict) else own)
-            for token in segment.tokens if token.text]
+    return [_speaker_name(token.extra.get("speaker", own) if isinstance(token.extra, dict)
+                          else own) for token in segment.tokens if token.text]
+
+
+def _voice_speakers(cue: Cue) -> list[str | None]:
+    """The speaker of each token with text of a WebVTT cue: its voice's ("<v Ann>": Ann)."""
+    return [_speaker_name(voice_speaker(voice)) for token, voice in
+            zip(cue.tokens, token_voices(cue.tokens)) if token.text]
+
+
+def _speaker_name(value) -> str | None:
+    """A speaker's name as a voice or label may hold it (None: none, or one with "<", ">",
+    "[", "]" or a line break)."""
+    if not isinstance(value, str) or not value.strip() or any(c in value for c in "<>[]\n"):
+        return None
+    return " ".join(value.split())
 
 
 def _joined(cues: Sequence[Cue]) -> list[Token]:
