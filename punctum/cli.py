@@ -1313,7 +1313,7 @@ _COMMAND_FLAGS = {"export": {"WindowConfig.size": "--window SIZE",
                               "TimedConfig.max_documents": "--max-documents"}}
 # unqualified field names, replaced only where they start a message
 _LEADING_FLAGS = {"threads": "--threads", "min_agreement": "--min-agreement",
-                  "bootstrap_samples": "--samples", "seed": "--seed"}
+                  "bootstrap_samples": "--samples", "seed": "--seed", "post_bias:": "--bias:"}
 
 
 def _as_flags(message: str, command: str = "") -> str:

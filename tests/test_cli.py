@@ -291,6 +291,7 @@ def test_restore_rejects_negative_counts(tiny_artifact, capsys, args):
      "--text-key and --output-key must not be empty"),
     (["eval", "--ref", "IN.jsonl", "--hyp", "IN.jsonl", "--samples", "0"],
      "--samples must be in [1, "),
+    (["restore", "--bias", "FOO=1", "hello"], "--bias: unknown label 'FOO'"),
     (["timings", "IN.jsonl", "--out", "OUT.jsonl", "--rate-range", "2", "1"],
      "--rate-range must be"), (["timings", "IN.jsonl", "--out", "OUT.jsonl", "--jobs", "0"],
                                "--jobs must be >= 1"),
