@@ -114,7 +114,8 @@ def _add_train(subparsers) -> None:
     parser.add_argument("recipe", help="recipe file, e.g. recipes/en-tiny.toml")
     parser.add_argument("--out", required=True, help="run folder (checkpoints, logs)")
     parser.add_argument("--data-root", default="../shared/data",
-                        help="folder that relative data paths in the recipe start from")
+                        help="folder that relative data paths in the recipe start from "
+                             "(default ../shared/data)")
     parser.add_argument("--resume", action="store_true", help="continue from OUT/last.pt")
     parser.add_argument("--steps", type=int, help="override train.steps")
     parser.add_argument("--no-progress", action="store_true",
@@ -837,7 +838,8 @@ def _add_selftrain(subparsers) -> None:
     parser.add_argument("recipe", help="recipe file with a [selftrain] table")
     parser.add_argument("--out", required=True, help="output folder (rounds, pool, best.pt)")
     parser.add_argument("--data-root", default="../shared/data",
-                        help="folder that relative paths in the recipe start from")
+                        help="folder that relative paths in the recipe start from "
+                             "(default ../shared/data)")
     parser.add_argument("--teacher", metavar="MODEL",
                         help="start from this checkpoint, model folder or bundled model "
                              "(en-accurate) instead of training round 0 (overrides "
@@ -1032,7 +1034,8 @@ def _add_synth(subparsers) -> None:
     parser.add_argument("--out", help="corpus folder (with --recipe: one subfolder per split)")
     parser.add_argument("--recipe", help="corpus recipe, e.g. recipes/speech-synth.toml")
     parser.add_argument("--data-root", default="../shared/data",
-                        help="folder that the recipe's text paths start from")
+                        help="folder that the recipe's text paths start from "
+                             "(default ../shared/data)")
     parser.add_argument("--only", action="append", default=[], metavar="SPLIT",
                         help="--recipe: build only this split (repeatable)")
     parser.add_argument("--list-voices", action="store_true",
