@@ -801,9 +801,11 @@ def _run_calibrate(args) -> int:
           + ", ".join(f"{label} {value:+.2f}" for label, value in fit.bias.items()))
     if args.dry_run:
         return 0
+    scored = bool(punctuator.artifact.meta.get("scores"))
     update_meta(folder, {"decision": decision_record(fit, Path(args.dev).name)})
-    print(f"wrote {folder / 'punctum.json'} (scores recorded there before the biases are "
-          "now out of date: measure again)")
+    print(f"wrote {folder / 'punctum.json'}" + (" (scores recorded there before the biases "
+                                                 "are now out of date: measure again)"
+                                                 if scored else ""))
     return 0
 
 

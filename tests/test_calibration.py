@@ -122,6 +122,7 @@ def test_calibrate_cli_fits_writes_and_never_loses_scores(tiny_artifact, tmp_pat
     assert decision["fitted_on"] == "dev.txt" and decision["words"] == 40 * 26
     assert decision["dev_f1_after"] >= decision["dev_f1_before"]
     assert f"{decision['dev_f1_after']:.2f}" in out
+    assert ("out of date" in out) == bool(before.get("scores"))  # (said where scores are)
     Punctuator.load(folder)  # what it wrote loads
 
 
