@@ -45,6 +45,10 @@ from punctum.text import (
 
 log = logging.getLogger(__name__)
 
+# the suffixes of the transcript formats punctum reads (before .gz too)
+_TRANSCRIPT_SUFFIXES = frozenset({".srt", ".vtt", ".ctm", ".json", ".jsonl", ".csv", ".tsv",
+                                  ".txt"})
+
 OUTPUT_FORMATS = ("srt", "vtt", "text", "json")
 JSON_FORMATS = ("whisper", "vosk", "nemo", "sphinx", "hf")
 # Names of files that are being written by another program (editors, downloads) or by us.
@@ -113,9 +117,8 @@ class FileOptions:
         if self.input_format != "auto":
             return self.input_format
         inner = os.path.splitext(path[:-3])[1].lower()
-        if path.lower().endswith(".gz") and inner not in (
-                ".srt", ".vtt", ".ctm", ".json", ".jsonl", ".csv", ".tsv", ".txt",
-                *formats.UNREAD):  # (refused by `detect_format`)
+        if path.lower().endswith(".gz") and inner not in _TRANSCRIPT_SUFFIXES and \
+                inner not in formats.UNREAD:  # (refused by `detect_format`)
             return "text"  # compressed text is read line by line
         return formats.detect_format(path)
 
@@ -644,10 +647,6 @@ def plan_batch(options: BatchOptions) -> BatchPlan:
     return BatchPlan(tuple(tasks), tuple(skipped), tuple(failed), tuple(left_out))
 
 
-_TRANSCRIPT_SUFFIXES = frozenset({".srt", ".vtt", ".txt", ".ctm", ".csv", ".tsv", ".json",
-                                  ".jsonl", ".gz"})
-
-
 def _not_a_transcript(path: str, input_format: str, head_bytes: int = 8192) -> str:
     """Why a file of a folder is not restored ("binary", "Advanced SubStation Alpha"), or
     "": a file of a format punctum does not read (by its name, unless --format says how to
@@ -657,7 +656,7 @@ def _not_a_transcript(path: str, input_format: str, head_bytes: int = 8192) -> s
     suffix = os.path.splitext(path)[1].lower()
     if suffix in formats.UNREAD and input_format == "auto":
         return formats.UNREAD[suffix]
-    if suffix in _TRANSCRIPT_SUFFIXES:
+    if suffix in _TRANSCRIPT_SUFFIXES or suffix == ".gz":
         return ""
     try:
         with open(path, "rb") as handle:

@@ -123,6 +123,12 @@ def _add_train(subparsers) -> None:
     parser.set_defaults(run=_run_train)
 
 
+def _log_losses_without_bar(args) -> None:
+    """--no-progress (a background run's log): the loss every log_every steps, at INFO."""
+    if args.no_progress:
+        logging.getLogger("punctum.train").setLevel(logging.INFO)
+
+
 def _run_train(args) -> int:
     import dataclasses
 
@@ -133,8 +139,7 @@ def _run_train(args) -> int:
     if args.steps is not None:
         recipe = dataclasses.replace(recipe, train=dataclasses.replace(recipe.train,
                                                                        steps=args.steps))
-    if args.no_progress:  # (a background run's log: the loss every log_every steps)
-        logging.getLogger("punctum.train").setLevel(logging.INFO)
+    _log_losses_without_bar(args)
     state = train(recipe, args.out, resume=args.resume, progress=not args.no_progress)
     if os.environ.get("RANK", "0") == "0":
         scored = (f"best dev F1 {state.best_f1 * 100:.1f}" if state.evaluated
@@ -861,8 +866,7 @@ def _run_selftrain(args) -> int:
         teacher = args.teacher if is_artifact(args.teacher) else existing(args.teacher,
                                                                           "--teacher")
         config = dataclasses.replace(config, teacher=teacher)
-    if args.no_progress:  # (a background run's log: the loss every log_every steps)
-        logging.getLogger("punctum.train").setLevel(logging.INFO)
+    _log_losses_without_bar(args)
     summary = selftrain(recipe, config, args.out, progress=not args.no_progress)
     rounds = ", ".join(f"round {r['round']}: {r['dev_f1'] * 100:.1f}" for r in summary["rounds"])
     best = summary["rounds"][summary["best_round"]]["checkpoint"]

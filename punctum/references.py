@@ -15,10 +15,11 @@ import re
 from collections.abc import Callable
 from html.entities import html5
 
+_NAME = r"&(?:[a-zA-Z]+|#\d+|#x[0-9a-fA-F]+)"  # a reference but its closing ";"
 # An HTML character reference (&amp; &#39; &#x27;).
-REFERENCE = re.compile(r"&(?:[a-zA-Z]+|#\d+|#x[0-9a-fA-F]+);")
+REFERENCE = re.compile(_NAME + ";")
 # The start of a reference at the end of a word core, before its ";" ("AT&amp", "&#39").
-_OPEN_REFERENCE = re.compile(r"&(?:[a-zA-Z]+|#\d+|#x[0-9a-fA-F]+)$")
+_OPEN_REFERENCE = re.compile(_NAME + "$")
 
 
 def decode_references(text: str) -> str:

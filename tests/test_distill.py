@@ -174,7 +174,7 @@ def test_models_of_another_language_are_refused_as_teachers_and_starting_points(
     import json
     import shutil
 
-    from punctum.train.trainer import _check_language
+    from punctum.train.recover import check_language
 
     other = tmp_path / "other"
     shutil.copytree(tiny_artifact, other)
@@ -185,5 +185,5 @@ def test_models_of_another_language_are_refused_as_teachers_and_starting_points(
                                          "trains a 'en' one"):
         Teacher(DistillConfig(model=str(other)), get_inventory("en").post_labels, "en")
     with pytest.raises(ValueError, match="train.init_from: .* is a 'xx' model"):
-        _check_language(str(other), "en")
-    _check_language(str(tiny_artifact), "en")  # its own language: fine
+        check_language(str(other), "en", "train.init_from")
+    check_language(str(tiny_artifact), "en", "train.init_from")  # its own language: fine

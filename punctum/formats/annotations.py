@@ -60,7 +60,7 @@ _MAY_HOLD = re.compile(r"[:\[(♪♫♬♩]|>>|^\s*[-–—‐](?:\s|$)")
 _MAY_ANNOTATE = re.compile(r":$|^[\[(]|^(?:[-–—‐]|>>>?|[♪♫♬♩]+)$|^\d+:", re.MULTILINE)
 # Music notes, around sung lyrics ("♪ la la ♪"): words to the model, which read them in
 # TED's transcripts, but a cue of them alone is a sound (kept out, as "[Music]").
-MUSIC_NOTES = re.compile(r"[♪♫♬♩]+")
+_MUSIC_NOTES = re.compile(r"[♪♫♬♩]+")
 _BRACKET_TOKENS = 8  # words a sound description in square brackets may hold
 _PAREN_TOKENS = 2  # ... in parentheses ("(laughs)", "(door slams)")
 _TRAILING = ":,.;?!"  # marks after a closing bracket ("[laughs].")
@@ -150,7 +150,7 @@ def find_annotations(tokens: Sequence[Token],
         if text in _TURN_MARKS:
             kept.add(t)
             turns.add(t)
-    if all(MUSIC_NOTES.fullmatch(text) for text in texts if text):  # a cue of "♪" alone:
+    if all(_MUSIC_NOTES.fullmatch(text) for text in texts if text):  # a cue of "♪" alone:
         kept.update(t for t, text in enumerate(texts) if text)  # a sound, no word
     dashes = {t for t in kept if texts[t] in _DASHES}
     return Annotations(frozenset(kept), frozenset(turns), frozenset(dashes))

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from punctum.formats.annotations import MUSIC_NOTES, find_annotations, token_voices
+from punctum.formats.annotations import find_annotations, token_voices
 from punctum.formats.restoring import _plain_tokens
 from punctum.formats.rolling import without_repeats
 from punctum.formats.subtitles import parse_time
@@ -143,9 +143,8 @@ def _timed_tokens(transcript: Transcript, inventory: Inventory) -> list[_Timed]:
         notes = find_annotations(cue.tokens)
         opens = [t in notes.turns or t in notes.dashes
                  for t, token in enumerate(cue.tokens) if token.text]
-        sound = not notes.turns and any(token.text for token in cue.tokens) and all(
-            t in notes.kept_out or MUSIC_NOTES.fullmatch(token.text)  # ("♪" alone)
-            for t, token in enumerate(cue.tokens) if token.text)
+        sound = bool(notes.kept_out) and not notes.turns and all(  # ("[Music]", "♪")
+            t in notes.kept_out for t, token in enumerate(cue.tokens) if token.text)
         for k, (token, (start, end), voice, turn) in enumerate(zip(tokens, spans, voices,
                                                                    opens)):
             start = max(start, previous_end)

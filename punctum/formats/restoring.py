@@ -26,6 +26,7 @@ from punctum.formats.transcript import (
     Cue,
     Token,
     Transcript,
+    carry_spaces,
     needs_space,
     shown,
 )
@@ -245,9 +246,7 @@ def _carry_spaces(tokens: Sequence[Token]) -> bool:
     """Whether tokens are written with the spaces between them (OpenAI Whisper's " Hello"
     records, subtitle text), not records that carry none (WhisperX's "Hello"): at least
     half of those with text have whitespace before them (`transcript.carry_spaces`)."""
-    worded = [token for token in tokens if token.text[:1].isalnum()] or [  # (not "'t",
-        token for token in tokens if token.text]  # ",000", unless all are so: " $1" ",500")
-    return bool(worded) and 2 * sum(_separates(t.before) for t in worded) >= len(worded)
+    return carry_spaces([(" " if _separates(t.before) else "") + t.text for t in tokens])
 
 
 def _separates(gap: str) -> bool:
@@ -316,7 +315,8 @@ def restore_transcript(transcript: Transcript, punctuator,
         transcript.format == "whisper" and options.annotations else \
         [frozenset()] * len(transcript.cues)
     if options.annotations:
-        notes = _same_speaker_goes_on(transcript.cues, notes, documents, voices, model_text)
+        notes = _same_speaker_goes_on(transcript.cues, notes, documents, voices, model_text,
+                                      tagged=transcript.format == "vtt")
     given = [_inner_leads_dropped(Labelled.concat([p for c in doc for p in parsed[c]]))
              for doc in documents]
     sounds = [_marks_after_sounds(transcript, doc, parsed, notes, model_text)
@@ -408,6 +408,9 @@ def _marks_after_sounds(transcript: Transcript, doc: list[int], parsed, notes,
     found, position = [], 0
     for c in doc:
         tokens, kept_out = transcript.cues[c].tokens, notes[c].kept_out
+        if not kept_out:  # (most cues: no annotation)
+            position += sum(map(len, parsed[c]))
+            continue
         for t, words in enumerate(parsed[c]):
             position += len(words)
             if t in kept_out and t not in notes[c].turns and (
@@ -475,19 +478,20 @@ def _notes(transcript: Transcript, copies: dict, decode) -> list[Annotations]:
 
 def _same_speaker_goes_on(cues: Sequence[Cue], notes: list[Annotations],
                           documents: list[list[int]], voices: list[frozenset[int]],
-                          decode) -> list[Annotations]:
+                          decode, tagged: bool = False) -> list[Annotations]:
     """The notes without the turns of a speaker label that names the speaker of the label
     before it in its document, no other turn between (Zoom writes "John Smith:" on every
-    cue of a turn: his sentence goes on; a voice, ">>" or a dash between is another's)."""
+    cue of a turn: his sentence goes on; a voice, ">>" or a dash between is another's).
+    `tagged`: the cues may hold WebVTT voice tags."""
     notes = list(notes)
     for doc in documents:
         speaker, voice = None, ""
         for c in doc:
             note, tokens, same = notes[c], cues[c].tokens, set()
-            tagged = any("<v" in token.before for token in tokens)
-            if not (note.turns or voices[c] or tagged):
+            voiced = tagged and any("<v" in token.before for token in tokens)
+            if not (note.turns or voices[c] or voiced):
                 continue
-            spoken_in = token_voices(tokens) if tagged else [voice] * len(tokens)
+            spoken_in = token_voices(tokens) if voiced else [voice] * len(tokens)
             for t, token in enumerate(tokens):
                 if token.text and (spoken_in[t] != voice or t in voices[c]):
                     speaker, voice = None, spoken_in[t]  # another voice: another speaker
@@ -562,7 +566,7 @@ def _word_groups(cue: Cue, spaced_words: bool = True,
     In subtitle text, a tag between two letters or digits of a word ("<i>hel</i>lo",
     "caf<i>&eacute;</i>") does not split it, in languages written with spaces between words
     (`spaced_words`). Annotations (`kept_out`) are groups of their own."""
-    spaced = _carry_spaces(cue.tokens)
+    spaced = any(t.extra for t in cue.tokens) and _carry_spaces(cue.tokens)  # (records)
     groups: list[list[int]] = []
     for t, token in enumerate(cue.tokens):
         previous = cue.tokens[t - 1] if t else None

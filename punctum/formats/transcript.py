@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -185,7 +185,7 @@ def needs_space(left: str, right: str) -> bool:
                                          or _SPACELESS.match(right[0]))
 
 
-def carry_spaces(texts: Iterable[str]) -> bool:
+def carry_spaces(texts: Sequence[str]) -> bool:
     """Whether word records are written with the spaces between words (OpenAI Whisper's
     " Hello", " Don" "'t"), not without (WhisperX's "Hello"): at least half of those that
     start with a letter or digit start with whitespace before it (a stray " home" among

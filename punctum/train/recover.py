@@ -35,6 +35,16 @@ def is_artifact(name_or_path: str | Path) -> bool:
     return str(name_or_path) in artifacts.available_models()
 
 
+def check_language(model: str | Path, language: str, key: str) -> None:
+    """A model (a bundled name or a folder) to learn from or start from must be of the
+    recipe's `language` (its weights and labels learnt another's marks and words);
+    ValueError naming the recipe `key` otherwise."""
+    theirs = artifacts.read_artifact(artifacts.resolve(model)).inventory.language
+    if theirs != language:
+        raise ValueError(f"{key}: {model} is a {theirs!r} model; the recipe trains a "
+                         f"{language!r} one")
+
+
 def model_config(folder: str | Path) -> dict:
     """An artifact's model_config (punctum.json), which rebuilds its model (build_model)."""
     artifact = artifacts.read_artifact(Path(folder))

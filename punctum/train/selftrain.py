@@ -42,7 +42,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from punctum import artifact as artifacts
 from punctum.config import build_dataclass, changed_keys, existing, read_toml
 from punctum.corpora import iter_lines, iter_tsv
 from punctum.evaluation import detect_format, load_scored
@@ -400,10 +399,7 @@ def _round_zero(recipe: Recipe, config: SelfTrainConfig, out: Path, cache: Path,
     teacher = config.teacher if artifact else Path(config.teacher)
     name = str(config.teacher) if artifact else str(Path(config.teacher).resolve())
     if artifact:
-        language = artifacts.read_artifact(artifacts.resolve(config.teacher)).inventory.language
-        if language != recipe.data.language:
-            raise ValueError(f"selftrain.teacher: {config.teacher} is a {language!r} model; "
-                             f"the recipe trains a {recipe.data.language!r} one")
+        recover.check_language(config.teacher, recipe.data.language, "selftrain.teacher")
     if summary.exists():  # later rounds in `out` learnt from that teacher's labels
         if started != name:
             begun = f"the teacher {started}" if started else "a teacher it trained (round-0)"

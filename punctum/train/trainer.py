@@ -128,7 +128,7 @@ def prepare_tokenizer(recipe: Recipe, out: Path, dist: Distributed) -> SubwordTo
     config = recipe.tokenizer
     path = out / TOKENIZER_NAME
     if recipe.train.init_from and recover.is_artifact(recipe.train.init_from):
-        _check_language(recipe.train.init_from, recipe.data.language)
+        recover.check_language(recipe.train.init_from, recipe.data.language, "train.init_from")
     if recipe.train.init_from and dist.main and not path.exists():
         source = weights_tokenizer(recipe.train.init_from)
         if not source.exists():
@@ -469,15 +469,6 @@ def make_task(recipe: Recipe, out: Path, dist: Distributed, device: str):
 
         return SpeechTask(recipe, out, dist, device)
     return TaggingTask(recipe, out, dist, device)
-
-
-def _check_language(init_from: str, language: str) -> None:
-    """A model to start from must be of the recipe's language (its weights learnt another
-    language's marks and words)."""
-    theirs = artifacts.read_artifact(artifacts.resolve(init_from)).inventory.language
-    if theirs != language:
-        raise ValueError(f"train.init_from: {init_from} is a {theirs!r} model; the recipe "
-                         f"trains a {language!r} one")
 
 
 def weights_tokenizer(init_from: str) -> Path:
