@@ -1,0 +1,42 @@
+#!/bin/bash
+# One call's work on a lent GPU machine (docs/GPU.md), run there from the repository root with
+# the data in .gpu/data (carried): three trainings side by side on the one GPU, each stopped
+# after T seconds at a step boundary (SIGINT: last.pt written, best.pt = best dev2012 step),
+# then slim checkpoints of the two en-tiny runs (15 MB each) and an int8 export of the
+# en-accurate run (23 MB, in parts of 15 MB), everything else in logs.tar, all under $OUT.
+#
+#   device run (carry [".gpu"], timeout 600):  T=450 bash scripts/gpu_round.sh
+#
+# Session 26 ran this with the en-tiny-gpu-b recipe and the slim script copied into .gpu/.
+export PYTHONPATH=. PYTHONUNBUFFERED=1
+T=${T:-450}
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+python3 -c "import torch, transformers, onnxruntime as o
+print(torch.__version__, transformers.__version__, o.__version__, torch.cuda.is_available())"
+train() {
+    timeout -s INT "$T" python3 -m punctum train "$1" --data-root .gpu/data --out "runs/$2" \
+        --no-progress > "$OUT/$2.log" 2>&1
+}
+checkpoint() {  # best.pt exists once a dev evaluation ran
+    if [ -f "runs/$1/best.pt" ]; then echo "runs/$1/best.pt"; else echo "runs/$1/last.pt"; fi
+}
+train recipes/en-tiny-gpu.toml tiny-a & A=$!
+train recipes/en-tiny-gpu-b.toml tiny-b & B=$!
+train recipes/en-accurate-gpu.toml acc & C=$!
+watch_gpu() {
+    while sleep 20; do nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader; done
+}
+watch_gpu > "$OUT/smi.log" 2>&1 & S=$!
+wait $A $B $C; kill $S
+for run in tiny-a tiny-b acc; do
+    tail -4 "$OUT/$run.log"; cp "runs/$run/history.json" "$OUT/$run.history.json"
+done
+for run in tiny-a tiny-b; do
+    python3 scripts/slim_checkpoint.py "$(checkpoint $run)" "$OUT/$run.pt"
+done
+timeout 100 python3 -m punctum export "$(checkpoint acc)" /tmp/acc --name en-accurate --per-channel \
+    --min-agreement 0.9 --window 128 32 16 --data-root .gpu/data > "$OUT/acc-export.log" 2>&1
+tail -2 "$OUT/acc-export.log"
+(cd /tmp/acc && tar cf - .) | split -b 15M - "$OUT/acc.tar.part-"
+(cd "$OUT" && tar cf logs.tar ./*.log ./*.json && rm -f ./*.log ./*.json)
+ls -la "$OUT"
