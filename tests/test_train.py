@@ -202,6 +202,8 @@ def test_noise_words_from_the_document_or_fillers():
       "data.max_documents must be >= 0"),
      ({"tokenizer": {"train_documents": -5}}, ValueError,
       "tokenizer.train_documents must be >= 0"),
+     ({"tokenizer": {"label_position": "middle"}}, ValueError,
+      "tokenizer.label_position must be 'first' or 'last', got 'middle'"),
      ({"model": {"kind": "rnn"}}, ValueError, "model.kind must be one of"),
      ({"model": {"kind": "transformer_tagger", "n_heads": 3}}, ValueError,
       "model: n_heads must be a divisor of d_model=256"),

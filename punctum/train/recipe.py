@@ -19,6 +19,7 @@ from punctum.config import build_dataclass, changed_keys, existing, read_toml
 from punctum.corpora import iter_lines
 from punctum.pauses import PauseNoise
 from punctum.runtime import MAX_THREADS
+from punctum.tokenizer import LABEL_POSITIONS
 from punctum.train.data import DataConfig, SourceConfig
 from punctum.train.distill import DistillConfig
 from punctum.train.noise import NoiseConfig
@@ -57,6 +58,9 @@ class TokenizerConfig:
         if self.train_documents < 0:
             raise ValueError(f"tokenizer.train_documents must be >= 0 (0 = all), "
                              f"got {self.train_documents}")
+        if self.label_position not in LABEL_POSITIONS:
+            raise ValueError(f"tokenizer.label_position must be 'first' or 'last', "
+                             f"got {self.label_position!r}")
 
 
 @dataclass(frozen=True)
