@@ -1013,8 +1013,8 @@ def test_whisperx_speakers_end_the_sentence_where_they_change():
     srt = formats.loads(formats.dumps(formats.convert(restored, "srt")), "srt")
     assert [c.text for c in srt.cues] == ["[SPEAKER_00]: And then we drove to the.",
                                           "[SPEAKER_01]: Old town for dinner."]
-    assert formats.convert(restored, "text").cues[0].text == \
-        "And then we drove to the. Old town for dinner."
+    assert formats.dumps(formats.convert(restored, "text")) == (  # WhisperX's .txt labels
+        "[SPEAKER_00]: And then we drove to the.\n[SPEAKER_01]: Old town for dinner.\n")
 
 
 def test_whisperx_speakers_in_subrip_are_labelled_where_they_change():
@@ -1041,6 +1041,8 @@ def test_whisperx_speakers_of_words_change_voices_and_labels_inside_a_cue():
         "<v SPEAKER_00>so what now</v> <v SPEAKER_01>we go"
     assert formats.convert(transcript, "srt").cues[0].text == \
         "[SPEAKER_00]: so what now\n[SPEAKER_01]: we go"
+    assert formats.dumps(formats.convert(transcript, "text")) == \
+        "[SPEAKER_00]: so what now\n[SPEAKER_01]: we go\n"
 
 
 def test_webvtt_voices_become_subrip_labels_where_the_speaker_changes():

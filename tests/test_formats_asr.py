@@ -341,3 +341,22 @@ def test_kaldi_text_converted_to_text_keeps_a_line_per_utterance():
     transcript = formats.loads("u1\nu2 so what\nu4  \n", "kaldi")
     assert formats.dumps(formats.convert(transcript, "text")) == "\nso what\n\n"
 
+
+
+def test_whisperx_speakers_survive_text_output_and_a_second_restore(tiny_artifact, tmp_path,
+                                                                   capsys):
+    segments = [{"start": k, "end": k + 1, "text": " " + text, "speaker": speaker,
+                 "words": [{"word": w, "start": k + i / 10, "end": k + i / 10 + 0.05,
+                            "speaker": speaker} for i, w in enumerate(text.split())]}
+                for k, (speaker, text) in enumerate([("SPEAKER_00", "so what do you think"),
+                                                     ("SPEAKER_01", "i think it is great")])]
+    source = _write(tmp_path, "talk.json", json.dumps({"segments": segments}))
+    assert main(["restore", "-m", str(tiny_artifact), "-i", str(source), "--to", "text",
+                 "-o", str(tmp_path / "talk.txt")]) == 0
+    text = (tmp_path / "talk.txt").read_text()
+    lines = text.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["[SPEAKER_00]", "[SPEAKER_01]"]
+    assert normalize(" ".join(line.split(": ", 1)[1] for line in lines)) == \
+        "so what do you think i think it is great".split()
+    assert main(["restore", "-m", str(tiny_artifact), "-i", str(tmp_path / "talk.txt")]) == 0
+    assert capsys.readouterr().out == text  # the labels are read back as labels

@@ -94,6 +94,9 @@ def convert(transcript: Transcript, format: str) -> Transcript:
                             if id(c) in kept_ids]) or per_result]
         cues = tuple(Cue(None, None, _plain_tokens(_joined(g), "", False, write, spacing))
                      for g in groups)
+        if transcript.format == "whisper":  # WhisperX speakers: a labelled line per turn
+            cues = _with_speakers(cues, [[s for c in g for s in _word_speakers(c)]
+                                         for g in groups], format)
         return Transcript("text", cues, {"newline": newline, "trailer": "\n"})
     breaks = transcript.format in SUBTITLES and format in SUBTITLES
     first = " " if format == "whisper" else ""
@@ -113,8 +116,8 @@ def _with_speakers(cues: tuple[Cue, ...], per_cue: list[list[str | None]],
     """Cues with their words' speakers (`per_cue`: each cue's, one per word with text; from
     WhisperX's "speaker" of a segment or word, or WebVTT voices) written as WhisperX writes
     them and punctum reads them back: a WebVTT voice opening every cue and wherever the
-    speaker changes in one ("<v SPEAKER_00>"), a SubRip label where the speaker changes
-    ("[SPEAKER_00]: ", a word's on a new line)."""
+    speaker changes in one ("<v SPEAKER_00>"), a SubRip or text label where the speaker
+    changes ("[SPEAKER_00]: ", a word's on a new line)."""
     out, previous = [], None
     for cue, speakers in zip(cues, per_cue):
         if len(speakers) != len(cue.tokens):  # (a word's text was joined to another's)
@@ -125,7 +128,7 @@ def _with_speakers(cues: tuple[Cue, ...], per_cue: list[list[str | None]],
                 closing = "</v>" if voice is not None else ""
                 token = replace(token, before=f"{closing}<v {speaker}>" + token.before.lstrip()
                                 if k == 0 else f"{closing} <v {speaker}>")
-            elif speaker is not None and format == "srt" and speaker != previous:
+            elif speaker is not None and format in ("srt", "text") and speaker != previous:
                 tokens.append(Token(f"[{speaker}]:", token.start, token.start,
                                     token.before if k == 0 else "\n"))
                 token = replace(token, before=" ")
