@@ -158,7 +158,8 @@ _TRANSCRIPT_START = re.compile(r"\s*(?:WEBVTT|\d+\s*$|\d[\d:.,]* --> )")
 
 def _transcript_texts(path: str | Path) -> list[str]:
     """The texts of a transcript file (SRT, WebVTT, Whisper/Vosk/NeMo JSON, CTM, ...) as
-    `punctum restore --to text` writes them: one per document, markup dropped."""
+    `punctum restore --to text` writes them: one per document, markup and WhisperX's
+    speakers dropped."""
     from punctum import formats
 
     try:
@@ -173,7 +174,7 @@ def _transcript_texts(path: str | Path) -> list[str]:
                                  "restore --json lines") from None
             raise
         return texts
-    return [cue.text for cue in formats.convert(transcript, "text").cues]
+    return [cue.text for cue in formats.convert(transcript, "text", speakers=False).cues]
 
 
 def _json_line_texts(path: str | Path) -> list[str] | None:

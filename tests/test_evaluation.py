@@ -75,6 +75,9 @@ def test_aligned_scores_hand_computed(tmp_path):
     ("hyp.txt", "WEBVTT\n\n00:00:01.000 --> 00:00:03.000\nYes, hello, world. How are you?\n"),
     ("hyp.json", json.dumps({"segments": [{"start": 0, "end": 2, "text": " Yes, hello, world."},
                                           {"start": 2, "end": 3, "text": " How are you?"}]})),
+    ("hyp.json", json.dumps({"segments": [  # WhisperX's speakers are not words
+        {"start": 0, "end": 2, "text": " Yes, hello, world.", "speaker": "SPEAKER_00"},
+        {"start": 2, "end": 3, "text": " How are you?", "speaker": "SPEAKER_01"}]})),
     ("hyp.jsonl", json.dumps({"text": "Yes, hello, world. How are you?", "words": []}))])
 def test_a_restored_transcript_is_scored_by_its_words_not_its_cue_numbers(tmp_path, name,
                                                                           content):

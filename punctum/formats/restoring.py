@@ -45,7 +45,7 @@ _TAG_OPENING = re.compile(r"<(?=[A-Za-z/\d!])")
 
 # ----------------------------------------------------------------------------- conversion
 
-def convert(transcript: Transcript, format: str) -> Transcript:
+def convert(transcript: Transcript, format: str, speakers: bool = True) -> Transcript:
     """The same words, marks and timings in another format.
 
     Subtitles and Whisper JSON need cue times (text, NeMo and Kaldi text have none). The
@@ -56,7 +56,9 @@ def convert(transcript: Transcript, format: str) -> Transcript:
     cues are kept between subtitle formats. To text, each text the model sees as a whole
     becomes one line: a file, or each line of text, NeMo and Kaldi text, each recording and
     channel of a CTM, each result of a transformers pipeline; to Whisper, segments follow
-    the leading-space convention and carry words when every token has times.
+    the leading-space convention and carry words when every token has times. WhisperX's
+    speakers become voices (to WebVTT) or labels (to SubRip and text) unless `speakers` is
+    False (the words alone, as `punctum eval` scores them).
     """
     if format == transcript.format:
         return transcript
@@ -94,7 +96,7 @@ def convert(transcript: Transcript, format: str) -> Transcript:
                             if id(c) in kept_ids]) or per_result]
         cues = tuple(Cue(None, None, _plain_tokens(_joined(g), "", False, write, spacing))
                      for g in groups)
-        if transcript.format == "whisper":  # WhisperX speakers: a labelled line per turn
+        if transcript.format == "whisper" and speakers:  # WhisperX's: a line per turn
             cues = _with_speakers(cues, [[s for c in g for s in _word_speakers(c)]
                                          for g in groups], format)
         return Transcript("text", cues, {"newline": newline, "trailer": "\n"})
@@ -104,9 +106,9 @@ def convert(transcript: Transcript, format: str) -> Transcript:
              if (plain := _plain_tokens(c.tokens, first, breaks, write, spacing))  # ("[noise]")
              or not c.tokens]  # is left out
     cues = tuple(Cue(c.start, c.end, plain) for c, plain in pairs)
-    if transcript.format == "whisper" and format in SUBTITLES:
+    if transcript.format == "whisper" and format in SUBTITLES and speakers:
         cues = _with_speakers(cues, [_word_speakers(c) for c, _ in pairs], format)
-    elif transcript.format == "vtt" and format == "srt":  # voices as labels
+    elif transcript.format == "vtt" and format == "srt" and speakers:  # voices as labels
         cues = _with_speakers(cues, [_voice_speakers(c) for c, _ in pairs], format)
     return Transcript(format, cues, {"newline": newline})
 
