@@ -1045,6 +1045,19 @@ def test_whisperx_speakers_of_words_change_voices_and_labels_inside_a_cue():
         "[SPEAKER_00]: so what now\n[SPEAKER_01]: we go\n"
 
 
+def test_whisperx_words_of_no_speaker_get_a_text_line_of_their_own():
+    segments = [{"start": k, "end": k + 1, "text": " " + text, **speaker}
+                for k, (speaker, text) in enumerate([({"speaker": "S0"}, "hello there"),
+                                                     ({}, "no speaker here"),
+                                                     ({"speaker": "S0"}, "back again"),
+                                                     ({"speaker": "S1"}, "other")])]
+    transcript = formats.loads(_json({"segments": segments}), "whisper")
+    assert formats.dumps(formats.convert(transcript, "text")) == \
+        "[S0]: hello there\nno speaker here\n[S0]: back again\n[S1]: other\n"
+    assert formats.dumps(formats.convert(transcript, "text", speakers=False)) == \
+        "hello there no speaker here back again other\n"
+
+
 def test_webvtt_voices_become_subrip_labels_where_the_speaker_changes():
     vtt = ("WEBVTT\n\n00:01.000 --> 00:02.000\n<v Bob>so what\n\n00:02.000 --> 00:03.000\n"
            "<v.loud Ann>i think\n\n00:03.000 --> 00:04.000\n<v Ann>it is great\n")

@@ -119,7 +119,8 @@ def _with_speakers(cues: tuple[Cue, ...], per_cue: list[list[str | None]],
     WhisperX's "speaker" of a segment or word, or WebVTT voices) written as WhisperX writes
     them and punctum reads them back: a WebVTT voice opening every cue and wherever the
     speaker changes in one ("<v SPEAKER_00>"), a SubRip or text label where the speaker
-    changes ("[SPEAKER_00]: ", a word's on a new line)."""
+    changes ("[SPEAKER_00]: ", a word's on a new line; in text, words of no speaker after a
+    speaker's start a line of their own, without a label)."""
     out, previous = [], None
     for cue, speakers in zip(cues, per_cue):
         if len(speakers) != len(cue.tokens):  # (a word's text was joined to another's)
@@ -134,8 +135,10 @@ def _with_speakers(cues: tuple[Cue, ...], per_cue: list[list[str | None]],
                 tokens.append(Token(f"[{speaker}]:", token.start, token.start,
                                     token.before if k == 0 else "\n"))
                 token = replace(token, before=" ")
+            elif speaker is None and previous is not None and format == "text" and k:
+                token = replace(token, before="\n")  # words of no speaker: a line of their own
             voice = speaker if speaker is not None else voice
-            previous = speaker if speaker is not None else previous
+            previous = speaker if speaker is not None or format == "text" else previous
             tokens.append(token)
         out.append(replace(cue, tokens=tuple(tokens)))
     return tuple(out)

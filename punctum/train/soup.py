@@ -14,7 +14,7 @@ from punctum.train.checkpoint import load_checkpoint
 from punctum.train.recover import is_artifact, recover_state_dict
 
 # Checkpoint entries that belong to one run's optimisation, not to its model.
-_RUN_STATE = ("optimizer", "scheduler", "sampler", "rng")
+RUN_STATE = ("optimizer", "scheduler", "sampler", "rng")
 
 
 def source_weights(source: str) -> tuple[dict[str, torch.Tensor], dict | None]:
@@ -63,6 +63,6 @@ def soup(sources: list[str]) -> tuple[dict, int]:
     if base is None:
         raise ValueError("at least one source must be a training checkpoint (its recipe and "
                          "labels go with the output)")
-    checkpoint = {k: v for k, v in loaded[base][1].items() if k not in _RUN_STATE}
+    checkpoint = {k: v for k, v in loaded[base][1].items() if k not in RUN_STATE}
     checkpoint["model"] = average([state for state, _ in loaded])
     return checkpoint, base
