@@ -281,7 +281,9 @@ def _label_end(texts: list[str], index: int) -> int | None:
     end = _bracket_end(texts, index)
     if end is not None and texts[end - 1].endswith(("]:", "):")):
         name = _content(texts, index, end).split()
-        return end if 0 < len(name) <= _LABEL_WORDS and _names(name) else None
+        fits = 0 < len(name) <= _LABEL_WORDS or (  # "[Maria de la Cruz]:"
+            len(name) <= _FULL_NAME_WORDS and _full_name(name))
+        return end if fits and _names(name) else None
     length, words = -1, []
     for k in range(index, min(index + _FULL_NAME_WORDS + 1, len(texts))):
         text = texts[k]
