@@ -16,9 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-import torch
-
-from punctum.train.checkpoint import load_checkpoint
+from punctum.train.checkpoint import load_checkpoint, save_atomic
 from punctum.train.soup import RUN_STATE
 
 
@@ -31,7 +29,7 @@ def slim(source: str, out: str) -> dict:
         saved.pop(key, None)
     saved["model"] = {name: tensor.half() if tensor.is_floating_point() else tensor
                       for name, tensor in saved["model"].items()}
-    torch.save(saved, out)
+    save_atomic(saved, out)
     return saved.get("state", {})
 
 

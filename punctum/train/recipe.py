@@ -59,7 +59,8 @@ class TokenizerConfig:
             raise ValueError(f"tokenizer.train_documents must be >= 0 (0 = all), "
                              f"got {self.train_documents}")
         if self.label_position not in LABEL_POSITIONS:
-            raise ValueError(f"tokenizer.label_position must be 'first' or 'last', "
+            raise ValueError(f"tokenizer.label_position must be "
+                             f"{' or '.join(map(repr, LABEL_POSITIONS))}, "
                              f"got {self.label_position!r}")
 
 
