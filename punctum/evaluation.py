@@ -211,14 +211,22 @@ def _load_scored(path: str | Path, fmt: str, language: str | Inventory,
         is_final = np.zeros(len(labelled), dtype=bool)
         return ScoredFile(labelled, is_final, has_case=False, che=che)
     if fmt == "tsv":
-        units = [u.text for u in iter_tsv(path, text_column=text_column)]
+        units = [_scored_text(u.text) for u in iter_tsv(path, text_column=text_column)]
     elif fmt == "xml":
         units = list(iter_xml_segments(path))
     elif fmt == "transcript":
         units = _transcript_texts(path)
     else:
-        units = list(iter_lines(path))
+        units = [_scored_text(line) for line in iter_lines(path)]
     return _join_units([_parsed(u, language) for u in units])
+
+
+def _scored_text(text: str) -> str:
+    """A line or row of text without the speaker labels, sound descriptions and timestamps
+    that restore keeps out of the model (`formats.annotations`): they are not scored."""
+    from punctum.formats.annotations import without_annotations
+
+    return without_annotations(text)
 
 
 def load_tsv_by_id(path: str | Path, ids: list[str], language: str | Inventory = "en",
@@ -245,7 +253,7 @@ def load_tsv_by_id(path: str | Path, ids: list[str], language: str | Inventory =
         logging.getLogger(__name__).warning(
             "%s: no row for %d of the reference's %d utterance ids (first: %r); their words "
             "are scored as deleted", name or path, len(missing), len(ids), missing[0])
-    return _join_units([_parsed(by_id.get(i, ""), language) for i in ids])
+    return _join_units([_parsed(_scored_text(by_id.get(i, "")), language) for i in ids])
 
 
 def join_texts(texts: list[str], language: str | Inventory = "en") -> ScoredFile:

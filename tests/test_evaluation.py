@@ -327,3 +327,17 @@ def test_json_of_no_known_kind_names_what_eval_reads(tmp_path, che_ref, capsys):
     assert main(["eval", "--ref", str(che_ref), "--hyp", str(hyp)]) == 2
     err = capsys.readouterr().err
     assert "punctum eval reads Whisper" in err and "give the format" not in err
+
+
+def test_speaker_labels_and_sound_descriptions_are_not_scored(tmp_path):
+    ref = _write(tmp_path, "ref.txt", "Hello there, how are you?\nFine, thanks. Bye.\n")
+    hyp = _write(tmp_path, "hyp.txt",
+                 "JOHN: Hello there. How are you?\n[00:03] MARY: Fine [laughs] thanks. Bye.\n")
+    result = evaluate_files(ref, hyp, EvalOptions())
+    assert result.alignment is None  # the same words: no label counted as one
+    per = result.punct.per_label
+    assert (per["COMMA"].tp, per["COMMA"].fn, per["PERIOD"].fp) == (0, 2, 1)
+    assert evaluate_files(hyp, hyp, EvalOptions()).case.per_label["UPPER"].support == 0
+    rows = _write(tmp_path, "hyp.tsv", "utt_id\ttext\na\t- Agent: Hello, how are you?\n")
+    refs = _write(tmp_path, "ref.tsv", "utt_id\ttext\na\tHello, how are you?\n")
+    assert evaluate_files(refs, rows, EvalOptions()).punct.overall.f1 == 1.0

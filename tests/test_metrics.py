@@ -510,6 +510,16 @@ def test_cer_by_region_equals_exact_on_a_document():
         assert 0.0 < char_error_rate(ref, hyp) == exact
 
 
+def test_cer_of_a_giant_unmatched_word_is_bounded_not_computed(monkeypatch):
+    ref, hyp = ["so", "a" * 3_000, "we", "go"], ["so", "a" * 2_000, "we", "go"]
+    text = " ".join(ref)
+    monkeypatch.setattr(metrics.error_rates, "EXACT_CER_CELLS", 0)
+    assert char_error_rate(ref, hyp) == 1_000 / len(text)  # by windows, each computed
+    monkeypatch.setattr(metrics.error_rates, "WINDOW_CER_CELLS", 1_000_000)
+    assert char_error_rate(ref, hyp) == 1.0  # over the cap: the cost of rewriting the window
+    assert char_error_rate([ref[1]], [hyp[1]]) == 1.0  # no matched word: the whole text
+
+
 # ---------------------------------------------------------------------------------------------
 # Mid/final split
 # ---------------------------------------------------------------------------------------------

@@ -173,6 +173,17 @@ def separate(text: str) -> tuple[list[str], list[str]]:
     return words, [tokens[t].text for t in sorted(kept_out)]
 
 
+def without_annotations(text: str) -> str:
+    """A text with its annotations (speaker labels, dialogue dashes, sound descriptions,
+    timestamps) taken out and the other tokens joined by single spaces; a text without
+    any is returned as it is. `punctum eval` scores what is left, as restore gives the
+    model only that: "JOHN: hi [laughs] there" -> "hi there"."""
+    if not _MAY_HOLD.search(text):
+        return text
+    words, kept_out = separate(text)
+    return " ".join(words) if kept_out else text
+
+
 def words_outside(text: str) -> list[str]:
     """The whitespace-separated tokens of a text that are not annotations."""
     return separate(text)[0]

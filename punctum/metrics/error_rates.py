@@ -10,6 +10,8 @@ from punctum.metrics.alignment import _align_ids, _match_mask, _word_ids
 
 # char_error_rate runs one exact character DP when len(ref_text) * len(hyp_text) is at most this.
 EXACT_CER_CELLS = 250_000_000
+# ... and one per window (or for a document without one matched word) up to this many cells.
+WINDOW_CER_CELLS = 250_000_000
 # Matched words kept on each side of an unmatched stretch when CER is computed by windows.
 _CER_CONTEXT_WORDS = 2
 
@@ -56,13 +58,21 @@ def _char_edits_by_window(
     ref_index, hyp_index = _align_ids(ref_ids, hyp_ids)
     matched = _match_mask(ref_ids, hyp_ids, ref_index, hyp_index)
     if not matched.any():
-        return _char_distance(separator.join(ref_words), separator.join(hyp_words))
+        return _bounded_distance(separator.join(ref_words), separator.join(hyp_words))
     edits = 0
     for start, end in _windows(~matched, _CER_CONTEXT_WORDS):
         ref_part = [ref_words[k] for k in ref_index[start:end].tolist() if k >= 0]
         hyp_part = [hyp_words[k] for k in hyp_index[start:end].tolist() if k >= 0]
-        edits += _char_distance(separator.join(ref_part), separator.join(hyp_part))
+        edits += _bounded_distance(separator.join(ref_part), separator.join(hyp_part))
     return edits
+
+
+def _bounded_distance(ref: str, hyp: str) -> int:
+    """`_char_distance` where len(ref) * len(hyp) <= WINDOW_CER_CELLS, else the cost of
+    rewriting the longer string, max(len(ref), len(hyp)) (an upper bound)."""
+    if len(ref) * len(hyp) <= WINDOW_CER_CELLS:
+        return _char_distance(ref, hyp)
+    return max(len(ref), len(hyp))
 
 
 def _windows(flags: np.ndarray, context: int) -> list[tuple[int, int]]:
