@@ -119,14 +119,19 @@ def _add_train(subparsers) -> None:
     parser.add_argument("--resume", action="store_true", help="continue from OUT/last.pt")
     parser.add_argument("--steps", type=int, help="override train.steps")
     parser.add_argument("--no-progress", action="store_true",
-                        help="no progress bar: the loss is logged every log_every steps")
+                        help="no progress bar: the loss is logged every log_every steps "
+                             "(the default when stderr is not a terminal: a run's log file)")
     parser.set_defaults(run=_run_train)
 
 
-def _log_losses_without_bar(args) -> None:
-    """--no-progress (a background run's log): the loss every log_every steps, at INFO."""
-    if args.no_progress:
+def _log_losses_without_bar(args) -> bool:
+    """--no-progress, or stderr not a terminal (a background run's log): the loss every
+    log_every steps and the data's progress (a teacher's labelling) at INFO. Returns
+    whether to show progress bars."""
+    bars = not args.no_progress and sys.stderr.isatty()
+    if not bars:
         logging.getLogger("punctum.train").setLevel(logging.INFO)
+    return bars
 
 
 def _run_train(args) -> int:
@@ -139,8 +144,8 @@ def _run_train(args) -> int:
     if args.steps is not None:
         recipe = dataclasses.replace(recipe, train=dataclasses.replace(recipe.train,
                                                                        steps=args.steps))
-    _log_losses_without_bar(args)
-    state = train(recipe, args.out, resume=args.resume, progress=not args.no_progress)
+    progress = _log_losses_without_bar(args)
+    state = train(recipe, args.out, resume=args.resume, progress=progress)
     if os.environ.get("RANK", "0") == "0":
         scored = (f"best dev F1 {state.best_f1 * 100:.1f}" if state.evaluated
                   and state.best_f1 > -1 else "no dev evaluation chose a checkpoint: best.pt "
@@ -851,7 +856,9 @@ def _add_selftrain(subparsers) -> None:
                         help="start from this checkpoint, model folder or bundled model "
                              "(en-accurate) instead of training round 0 (overrides "
                              "selftrain.teacher)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bars: losses and labelling logged (the default when "
+                             "stderr is not a terminal)")
     parser.set_defaults(run=_run_selftrain)
 
 
@@ -866,8 +873,8 @@ def _run_selftrain(args) -> int:
         teacher = args.teacher if is_artifact(args.teacher) else existing(args.teacher,
                                                                           "--teacher")
         config = dataclasses.replace(config, teacher=teacher)
-    _log_losses_without_bar(args)
-    summary = selftrain(recipe, config, args.out, progress=not args.no_progress)
+    progress = _log_losses_without_bar(args)
+    summary = selftrain(recipe, config, args.out, progress=progress)
     rounds = ", ".join(f"round {r['round']}: {r['dev_f1'] * 100:.1f}" for r in summary["rounds"])
     best = summary["rounds"][summary["best_round"]]["checkpoint"]
     where = f"the teacher {best} (no best.pt)" if is_artifact(best) else f"{args.out}/best.pt"

@@ -268,8 +268,9 @@ def test_cli_reports_recipe_error_in_one_line(tiny_corpus, tmp_path, capsys):
     assert code == 2 and "train.steps has an invalid value: 0" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("flags", [["--no-progress"], []])  # (pytest's stderr: no terminal)
 def test_a_run_without_dev_evaluation_keeps_its_final_weights(tiny_corpus, tmp_path, capsys,
-                                                               caplog):
+                                                               caplog, flags):
     from conftest import TINY_RECIPE
 
     from punctum.cli import main
@@ -278,11 +279,12 @@ def test_a_run_without_dev_evaluation_keeps_its_final_weights(tiny_corpus, tmp_p
     path.write_text(TINY_RECIPE.replace('dev = "dev.che"\n', "").replace(
         "[train]\n", "[train]\nlog_every = 1\n"), encoding="utf-8")
     code = main(["train", str(path), "--out", str(tmp_path / "run"), "--data-root",
-                 str(tiny_corpus), "--steps", "3", "--no-progress"])
+                 str(tiny_corpus), "--steps", "3", *flags])
     out, err = capsys.readouterr()
     assert code == 0 and "no dev evaluation chose a checkpoint: best.pt is the final" in out
     assert (tmp_path / "run" / "best.pt").is_file()
     assert "step 3 loss" in err or "step 3 loss" in caplog.text  # (no bar: the log says)
+    assert "\r" not in err  # and no bar's redrawn lines
 
 
 def test_a_run_with_a_text_dev_set_is_scored_and_exported(tiny_corpus, tmp_path):
