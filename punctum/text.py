@@ -288,6 +288,10 @@ class Edges:
             `lead_at` in `before` (after the quotes, brackets or tags written before them:
             "(! wow") as long as the written marks are kept (`--keep-existing`), dropped
             with them otherwise.
+        outer, outer_at: a second mark the text wrote after the quotes or brackets that
+            close the word's own ("," of '"why?", and', "." of '"stop!".'), written at
+            `outer_at` in `after`, with `mark` (its `mark_of` is then set even where `mark`
+            is the label's own text) and dropped with it.
     """
 
     before: str = ""
@@ -297,6 +301,8 @@ class Edges:
     mark_of: str = NULL
     lead: str = ""
     lead_at: int = 0
+    outer: str = ""
+    outer_at: int = 0
 
     def opening(self) -> str:
         """What is written before the word: `before` with the lead in it."""
@@ -307,12 +313,17 @@ class Edges:
         """The mark as written for label `post` ("" where the label's own text applies)."""
         return self.mark if self.mark and self.mark_of == post else ""
 
+    def written_outer(self, post: str) -> str:
+        """The second mark as written for label `post` ("" where there is none or the label
+        changed)."""
+        return self.outer if self.outer and self.mark_of == post else ""
+
     def without_mark(self) -> Edges | None:
         """These edges without the written mark and lead (None when nothing else is left)."""
         edges = self.without_lead()
         if not (edges.before or edges.after):
             return None
-        return replace(edges, mark="", mark_of=NULL)
+        return replace(edges, mark="", mark_of=NULL, outer="", outer_at=0)
 
     def without_lead(self) -> Edges:
         """These edges without the lead, and without the second of the spaces that stood
@@ -692,12 +703,15 @@ class _Builder:
     brackets: int = 0  # brackets open so far (`count_open_brackets`)
 
     def add_word(self, written: str, pre: str, post: str, abbreviated: bool = False,
-                 before: str = "", after: str = "", mark_at: int = 0, mark: str = "") -> None:
+                 before: str = "", after: str = "", mark_at: int = 0, mark: str = "",
+                 outer: tuple[str, int] = ("", 0)) -> None:
         self._fold_tail()
         if abbreviated and mark_at == 0 and mark == ".":
             post = NULL  # "U.S.." is written "U.S.": its period cannot show a full stop
             mark_at = len(after)  # and a full stop after it goes after its quotes
-        if post == NULL or mark == self.inv.mark_text(post):
+        if post == NULL:
+            outer = ("", 0)
+        if post == NULL or (mark == self.inv.mark_text(post) and not outer[0]):
             mark = ""
         self.straight_quotes += count_straight_quotes(before + after)
         self.single_open = max(self.single_open - 1, 0)
@@ -717,7 +731,7 @@ class _Builder:
         before = " " * bool(spaced) + "".join(self.pending_before) + before
         lead, self.pending_lead = self.pending_lead, ""
         self.edges.append(Edges(before, after, mark_at, mark, post if mark else NULL, lead,
-                                self.pending_lead_at if lead else 0)
+                                self.pending_lead_at if lead else 0, *outer)
                           if before or after or mark or lead else None)
         self.pending_pre, self.pending_before, self.pending_space = NULL, [], True
 
@@ -921,6 +935,24 @@ def _trail(chars: str, lookup: dict) -> tuple[str, str, str, int]:
         end += 1
     kept_before = sum(c in lookup["kept"] for c in chars[:start])
     return post, chars[start:end], closing, kept_before
+
+
+def _outer_marks(chars: str, lookup: dict) -> tuple[str, int]:
+    """The marks after the closing quotes or brackets that follow a word's own mark, and how
+    many quotes and brackets stand before them ('?",' -> ",", 1; '!").' -> ".", 2); ("", 0)
+    where there are none ('?"', '",', '.")')."""
+    post, mark, _, kept_before = _trail(chars, lookup)
+    if post == NULL:
+        return "", 0
+    end = chars.find(mark) + len(mark)  # (the run `_trail` chose: its first occurrence)
+    rest = chars[end:]
+    start = next((i for i, c in enumerate(rest) if c in lookup["post"]), None)
+    if start is None or not any(c in lookup["kept"] for c in rest[:start]):
+        return "", 0
+    stop = start
+    while stop < len(rest) and rest[stop] in lookup["post"]:
+        stop += 1
+    return rest[start:stop], kept_before + sum(c in lookup["kept"] for c in rest[:start])
 
 
 # ASCII emoticons, kept whole: :) ;-( =] :-(( and, where no word character follows, :D :-P
@@ -1218,11 +1250,12 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
         is_abbreviation(piece[start:end], inv.abbreviations)
         or _period_before_mark(piece[end:], lookup))
     post, mark, after, mark_at = _trail(piece[end + abbreviated:], lookup)
+    outer = _outer_marks(piece[end + abbreviated:], lookup)
     before = "".join(c for c in piece[:start] if c in kept)
     written = piece[start:end]
     if before and before[-1] in _LEAD_APOSTROPHES and _elides(before[-1], written, inv):
         before, written = before[:-1], before[-1] + written  # (written "'0" once restored)
-    builder.add_word(written, pre, post, abbreviated, before, after, mark_at, mark)
+    builder.add_word(written, pre, post, abbreviated, before, after, mark_at, mark, outer)
 
 
 def _opening_marks(edge: str, lookup: dict, word: str, inv: Inventory) -> tuple[str, int]:
@@ -1457,6 +1490,9 @@ def ends_sentence(labelled: Labelled, i: int, language: str | Inventory = "en") 
         return False
     if labelled.edges[i] is None:
         return True
+    outer = labelled.edges[i].written_outer(post)
+    if outer:  # '"why?", and' goes on, '"stop!". then' does not
+        return any(c in inv._lookup["final_text"] for c in _ELLIPSIS.sub("", outer))
     if i + 1 < len(labelled) and labelled.case[i + 1] == LOWER and quotes_its_mark(labelled, i):
         return False  # '"Stop!" he cried': a speech tag goes on after the quote
     mark = labelled.edges[i].written_mark(post)
@@ -1493,6 +1529,10 @@ def _with_edges(written: str, edges: Edges, post: str, abbreviated: bool,
                 mark_at = len(after.split(" ", 1)[0])
             else:
                 mark = ""
+    outer = edges.written_outer(post)
+    if outer:  # '"why?",': after the quotes that close the word's own mark
+        outer_at = max(edges.outer_at, mark_at)
+        after = after[:outer_at] + outer + after[outer_at:]
     return edges.opening() + written + after[:mark_at] + mark + after[mark_at:]
 
 

@@ -229,6 +229,15 @@ def test_keep_existing_writes_marks_as_they_were_written(punctuator, written):
     assert punctuator.restore(source) == punctuator.restore("we visit new york you see")
 
 
+@pytest.mark.parametrize("source", ['she asked "why?", and i said no',
+                                    'he shouted "stop!". then he left'])
+def test_keep_existing_keeps_a_mark_after_a_closing_quote(punctuator, source):
+    kept = punctuator.restore(source, RestoreOptions(keep_existing=True))
+    assert source.split(" ")[2] in kept.lower()  # '"why?",', '"stop!".'
+    assert (" and " in kept) == ("why" in source)  # no new sentence after '?",'
+    assert punctuator.restore(kept, RestoreOptions(keep_existing=True)) == kept
+
+
 @pytest.mark.parametrize("source", ["and to this purpose:", "i have noticed that\"--",
                                     "she paused, then went on,", "we may come to love. . . ."])
 def test_keep_existing_does_not_close_a_text_over_its_own_mark(punctuator, source):

@@ -1,6 +1,7 @@
 """Label scheme, normalisation and the render/parse round trip."""
 
 import json
+import re
 import unicodedata
 from dataclasses import replace
 
@@ -264,6 +265,23 @@ def test_a_lowercase_speech_tag_after_a_quoted_mark_goes_on(source, ends):
     assert quotes_its_mark(labelled, 0) == (source[:6] in ('"Stop!', "“Why?”"))
     if source[:6] in ('"Stop!', "“Why?”"):
         assert render(labelled, sentence_case=True) == source
+
+
+@pytest.mark.parametrize("source, ends", [
+    ('she asked "why?", and left', [False, False, False, False, False]),
+    ('he said "stop!". then left', [False, False, True, False, False]),
+    ('he said (twice!). then left', [False, False, True, False, False]),
+    ('we said "no?!"; it went on', [False, False, False, False, False, False]),
+])
+def test_a_second_mark_after_the_closing_quote_is_kept_with_the_written_marks(source, ends):
+    labelled = parse(source)
+    assert render(labelled) == source
+    assert [ends_sentence(labelled, i) for i in range(len(labelled))] == ends
+    bare = render(labelled.without_written_marks())  # the model's marks only: one each
+    assert bare == render(parse(bare)) and bare.count('"') == source.count('"')
+    assert not re.search(r'["\)][,.;]', bare)
+    relabelled = replace(labelled, post=tuple(COMMA if p != NULL else p for p in labelled.post))
+    assert not re.search(r'["\)][,.;]', render(relabelled))  # a new label: its own text
 
 
 def test_a_bracket_then_its_mark_and_char_unit_brackets():
