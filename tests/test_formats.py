@@ -1045,6 +1045,21 @@ def test_whisperx_speakers_of_words_change_voices_and_labels_inside_a_cue():
         "[SPEAKER_00]: so what now\n[SPEAKER_01]: we go\n"
 
 
+def test_whisperx_speakers_named_in_lowercase_read_back_as_labels():
+    from punctum.formats.annotations import find_annotations
+    from punctum.formats.transcript import split_tokens
+
+    segments = [{"start": k, "end": k + 1, "text": " " + text, "speaker": speaker}
+                for k, (speaker, text) in enumerate([("john smith", "so what now"),
+                                                     ("mary", "we go")])]
+    text = formats.dumps(formats.convert(formats.loads(_json({"segments": segments}),
+                                                       "whisper"), "text"))
+    assert text == "[john smith]: so what now\n[mary]: we go\n"
+    found = [find_annotations(split_tokens(line)) for line in text.splitlines()]
+    assert [(f.kept_out, f.turns) for f in found] == [  # turns, kept out of the model
+        (frozenset({0, 1}), frozenset({0})), (frozenset({0}), frozenset({0}))]
+
+
 def test_whisperx_words_of_no_speaker_get_a_text_line_of_their_own():
     segments = [{"start": k, "end": k + 1, "text": " " + text, **speaker}
                 for k, (speaker, text) in enumerate([({"speaker": "S0"}, "hello there"),

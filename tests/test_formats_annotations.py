@@ -52,6 +52,8 @@ def _kept(text: str, markup: bool = False) -> tuple[list[str], list[str]]:
     ("José María García López: yes", ["José", "María", "García", "López:"], ["José"]),
     ("[Maria de la Cruz]: great", ["[Maria", "de", "la", "Cruz]:"], ["[Maria"]),  # WhisperX
     ("[And So On And]: x", ["[And", "So", "On", "And]:"], []),  # a bracket, no speaker
+    ("[john smith]: hi", ["[john", "smith]:"], ["[john"]),  # (--to text of a speaker so named)
+    ("[the key point]: x", ["[the", "key", "point]:"], ["[the"]),  # in brackets: a label
     ("415-555-0199: hi", ["415-555-0199:"], ["415-555-0199:"]),
     ("Speaker 1  0:03", ["Speaker", "1", "0:03"], ["Speaker"]),  # Otter's heading line
     ("The Host 0:03", ["The", "Host", "0:03"], ["The"]), ("A 1:02", ["A", "1:02"], ["A"]),
