@@ -142,8 +142,8 @@ def detect_format(path: str | Path) -> str:
         return "transcript"
     first = next(iter_lines(path), "")
     fields = first.split("\t")
-    if len(fields) == 2 and fields[1] in CHE_LABELS:
-        return "che"
+    if len(fields) == 2 and _CHE_LABEL.fullmatch(fields[1]):  # (an unknown label: read as
+        return "che"  # Che, so that it is named, not as text with the label as a word)
     if not name.endswith(".txt") or _TRANSCRIPT_START.match(first.lstrip("\ufeff")):
         from punctum import formats
 
@@ -152,6 +152,8 @@ def detect_format(path: str | Path) -> str:
     return "text"
 
 
+# a label of Che's format, known (CHE_LABELS) or not ("COLON", "EXCLAMATION")
+_CHE_LABEL = re.compile(r"[A-Z][A-Z_]*")
 # the first line of subtitles that a .txt file may hold (others are text)
 _TRANSCRIPT_START = re.compile(r"\s*(?:WEBVTT|\d+\s*$|\d[\d:.,]* --> )")
 
@@ -224,9 +226,9 @@ def _load_scored(path: str | Path, fmt: str, language: str | Inventory,
 def _scored_text(text: str) -> str:
     """A line or row of text without the speaker labels, sound descriptions and timestamps
     that restore keeps out of the model (`formats.annotations`): they are not scored."""
-    from punctum.formats.annotations import without_annotations
+    from punctum.formats.annotations import text_outside
 
-    return without_annotations(text)
+    return text_outside(text)
 
 
 def load_tsv_by_id(path: str | Path, ids: list[str], language: str | Inventory = "en",

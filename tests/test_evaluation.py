@@ -167,6 +167,7 @@ def test_cli_tables_json_and_plot(tmp_path, che_ref, capsys):
     [("missing.txt", None, "no such file"),
      ("binary.txt", b"\x00\xff\xfe garbage", "looks like a binary file"),
      ("bad.che", "a\tO\nb\tWHAT\n", "unknown label 'WHAT'"),
+     ("first.txt", "a\tCOLON\nb\tO\n", "unknown label 'COLON'"),  # (--hyp-format auto)
      ("bad.gz", b"\x1f\x8b\x08\x00 broken gzip", "cannot be read")],
 )
 def test_cli_bad_files_exit_2_with_one_line(tmp_path, che_ref, capsys, name, content, message):
@@ -175,8 +176,8 @@ def test_cli_bad_files_exit_2_with_one_line(tmp_path, che_ref, capsys, name, con
         path.write_bytes(content)
     elif content is not None:
         path.write_text(content, encoding="utf-8")
-    code = main(["eval", "--ref", str(che_ref), "--hyp", str(path), "--hyp-format",
-                 "che" if name.endswith(".che") else "text"])
+    fmt = "che" if name.endswith(".che") else "auto" if name == "first.txt" else "text"
+    code = main(["eval", "--ref", str(che_ref), "--hyp", str(path), "--hyp-format", fmt])
     err = capsys.readouterr().err
     assert code == 2
     assert message in err and name in err

@@ -173,7 +173,7 @@ def separate(text: str) -> tuple[list[str], list[str]]:
     return words, [tokens[t].text for t in sorted(kept_out)]
 
 
-def without_annotations(text: str) -> str:
+def text_outside(text: str) -> str:
     """A text with its annotations (speaker labels, dialogue dashes, sound descriptions,
     timestamps) taken out and the other tokens joined by single spaces; a text without
     any is returned as it is. `punctum eval` scores what is left, as restore gives the
