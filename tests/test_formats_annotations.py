@@ -53,6 +53,9 @@ def _kept(text: str, markup: bool = False) -> tuple[list[str], list[str]]:
     ("[Maria de la Cruz]: great", ["[Maria", "de", "la", "Cruz]:"], ["[Maria"]),  # WhisperX
     ("[And So On And]: x", ["[And", "So", "On", "And]:"], []),  # a bracket, no speaker
     ("[john smith]: hi", ["[john", "smith]:"], ["[john"]),  # (--to text of a speaker so named)
+    ("(speaker 0) and so", ["(speaker", "0)"], ["(speaker"]),  # whisper.cpp --diarize
+    ("(speaker ?) yes", ["(speaker", "?)"], ["(speaker"]),
+    ("we met (speaker 2) there", ["(speaker", "2)"], []),  # inside a line: a description
     ("[the key point]: x", ["[the", "key", "point]:"], ["[the"]),  # in brackets: a label
     ("415-555-0199: hi", ["415-555-0199:"], ["415-555-0199:"]),
     ("Speaker 1  0:03", ["Speaker", "1", "0:03"], ["Speaker"]),  # Otter's heading line

@@ -11,6 +11,7 @@ transcripts write who speaks and what is heard beside what is said:
     [00:01:02] agent: hello               a timestamp at a line start (hh:mm:ss or mm:ss.fff
                                           bare; any time in brackets: "[00:00.000 --> 00:05.000]")
     Speaker 1  0:03                       a name and a time alone on a line (Otter's heading)
+    (speaker 0) and so                    whisper.cpp's speaker (--diarize), at a line start
 
 `find_annotations` tells which tokens of a cue are such annotations (`kept_out`: they never
 reach the model and are written back as they are, where the model made "JOHN:" "John" and
@@ -49,6 +50,8 @@ _BARE_TIME = re.compile(r"\d{1,2}(?::\d{2}){2}(?:[.,]\d{1,3})?|\d{1,2}:\d{2}[.,]
 _TIME_CONTENT = re.compile(rf"{_TIME}(?:\s*(?:-->|-|–|to)\s*{_TIME})?")
 _SHORT_TIME = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?")
 _TIMED_LABEL_END = re.compile(rf"[(\[]{_TIME}[)\]]:")  # Rev's "Speaker 1 (00:03):"
+# whisper.cpp's speaker (--diarize) before a segment's text: "(speaker 0)", "(speaker ?)".
+_NUMBERED_SPEAKER = re.compile(r"speaker \d{1,3}|speaker \?", re.IGNORECASE)
 _DASHES = frozenset({"-", "–", "—", "‐"})
 _TURN_MARKS = frozenset({">>", ">>>"})
 _BRACKETS = {"[": "]", "(": ")"}
@@ -284,13 +287,16 @@ def _label_end(texts: list[str], index: int) -> int | None:
     digit or underscore) or one lowercase word ("agent:"; "the key point:" is text), maybe
     qualified by a bracket before the colon ("NARRATOR (V.O.):", "Speaker 1 (00:03):"), or
     a bracketed name of any case and a colon (WhisperX's "[SPEAKER_00]:", the "[john
-    smith]:" that `--to text` writes for its speaker "john smith"), or a phone number and a
-    colon (a dial-in caller: "+14155550199:")."""
+    smith]:" that `--to text` writes for its speaker "john smith"), whisper.cpp's
+    "(speaker 0)", or a phone number and a colon (a dial-in caller: "+14155550199:")."""
     if index >= len(texts):
         return None
     if _PHONE_LABEL.fullmatch(texts[index]):  # a dial-in caller (Zoom): "+14155550199:"
         return index + 1
     end = _bracket_end(texts, index)
+    if end is not None and texts[end - 1].endswith(")") and \
+            _NUMBERED_SPEAKER.fullmatch(_content(texts, index, end)):
+        return end
     if end is not None and texts[end - 1].endswith(("]:", "):")):
         name = _content(texts, index, end).split()  # (any case: a bracket and a colon
         fits = 0 < len(name) <= _LABEL_WORDS or (  # are no running text: "[john smith]:")
