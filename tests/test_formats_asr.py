@@ -160,6 +160,15 @@ def test_hf_objects_are_separate_texts_and_text_is_rebuilt():
     assert json.loads(formats.dumps(single))["text"] == REFERENCE
 
 
+@pytest.mark.parametrize("to", ["srt", "vtt", "whisper"])
+def test_a_batch_of_hf_results_is_no_one_timeline(to):
+    batch = formats.loads(json.dumps(HF_BATCH), "hf")  # (each result timed from 0)
+    with pytest.raises(ValueError, match="batch holds 2 results, each timed from its own"):
+        formats.convert(batch, to)
+    assert len(formats.convert(batch, "text").cues) == 2  # a line per result
+    assert formats.convert(formats.loads(json.dumps(HF), "hf"), to).cues  # one result: fine
+
+
 def test_a_control_character_inside_a_word_stays_there_and_splits_nothing():
     ctm = "utt1 A 0.00 0.30 so 0.99\nutt1 A 0.30 0.30 hel\x01lo 0.98\nutt1 A 0.60 0.30 there 0.97\n"
     _, restored, punctuator = _restored(ctm, "ctm", "So hello, there.")

@@ -75,6 +75,8 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
         text = shown(kept[untimed - 1].text) if kept[untimed - 1].tokens else "no text"
         raise ValueError(f"{transcript.format} cue {untimed} of {len(kept)} ({text}) has no "
                          f"times; cannot write {format}")
+    if format != "text":
+        _one_timeline(transcript, format)
     # character references are text to other formats than subtitles ("don&#39;t" -> "don't"),
     # and WebVTT needs &, < and > written as references ("AT&T" -> "AT&amp;T", "-->")
     # (SubRip has no references: WebVTT's are decoded for it, but for < and >, which would
@@ -111,6 +113,17 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
     elif transcript.format == "vtt" and format == "srt" and speakers:  # voices as labels
         cues = _with_speakers(cues, [_voice_speakers(c) for c, _ in pairs], format)
     return Transcript(format, cues, {"newline": newline})
+
+
+def _one_timeline(transcript: Transcript, format: str) -> None:
+    """Refuse to write a batch of transformers pipeline results, each timed from 0, as one
+    timed file: its cues would go back in time at each result."""
+    timed = [doc for doc in transcript.meta.get("documents", ())
+             if any(transcript.cues[i].start is not None for i in doc)]
+    if len(timed) > 1:
+        raise ValueError(f"the {transcript.format} batch holds {len(timed)} results, each "
+                         f"timed from its own start; one {format} file has one timeline: "
+                         f"write --to text (a line per result), or give one result per file")
 
 
 def _with_speakers(cues: tuple[Cue, ...], per_cue: list[list[str | None]],
