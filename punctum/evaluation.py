@@ -55,12 +55,14 @@ class ScoredFile:
         is_final: (n_words,) bool, True at the last word of each line/row/segment.
         has_case: whether the file carries casing (Che files do not).
         che: the token-level document for Che files.
+        stripped: whether annotations were taken out of its lines (`_scored_text`).
     """
 
     labelled: Labelled
     is_final: np.ndarray
     has_case: bool
     che: CheDocument | None = None
+    stripped: bool = False
 
 
 @dataclass(frozen=True)
@@ -142,8 +144,8 @@ def detect_format(path: str | Path) -> str:
         return "transcript"
     first = next(iter_lines(path), "")
     fields = first.split("\t")
-    if len(fields) == 2 and _CHE_LABEL.fullmatch(fields[1]):  # (an unknown label: read as
-        return "che"  # Che, so that it is named, not as text with the label as a word)
+    if len(fields) == 2 and _is_che_line(*fields):
+        return "che"
     if not name.endswith(".txt") or _TRANSCRIPT_START.match(first.lstrip("\ufeff")):
         from punctum import formats
 
@@ -152,8 +154,16 @@ def detect_format(path: str | Path) -> str:
     return "text"
 
 
-# a label of Che's format, known (CHE_LABELS) or not ("COLON", "EXCLAMATION")
-_CHE_LABEL = re.compile(r"[A-Z][A-Z_]*")
+# a label of Che's format that it does not know ("COLON", "EXCLAMATION")
+_OTHER_CHE_LABEL = re.compile(r"[A-Z][A-Z_]+")
+
+
+def _is_che_line(token: str, label: str) -> bool:
+    """Whether a line's two tab-separated fields read as Che's: a known label, or a
+    lowercase token and a label-like word ("COLON": read as Che so that the error names it,
+    not as text with the label as a word; "Act<TAB>I" and "ID<TAB>TEXT" are text)."""
+    return label in CHE_LABELS or (token == token.lower() and token.strip() != ""
+                                   and bool(_OTHER_CHE_LABEL.fullmatch(label)))
 # the first line of subtitles that a .txt file may hold (others are text)
 _TRANSCRIPT_START = re.compile(r"\s*(?:WEBVTT|\d+\s*$|\d[\d:.,]* --> )")
 
@@ -195,15 +205,16 @@ def _json_line_texts(path: str | Path) -> list[str] | None:
 
 
 def load_scored(path: str | Path, fmt: str = "auto", language: str | Inventory = "en",
-                text_column: str = "text") -> ScoredFile:
+                text_column: str = "text", annotations: bool = True) -> ScoredFile:
     """Read a file in one of FORMATS (or "auto") into words, labels and utterance ends (a
-    pipe is copied once, `corpora.rereadable`)."""
+    pipe is copied once, `corpora.rereadable`); `annotations`: take speaker labels, sound
+    descriptions and timestamps out of text lines and TSV rows."""
     with rereadable(path) as readable:
-        return _load_scored(readable, fmt, language, text_column)
+        return _load_scored(readable, fmt, language, text_column, annotations)
 
 
 def _load_scored(path: str | Path, fmt: str, language: str | Inventory,
-                 text_column: str) -> ScoredFile:
+                 text_column: str, annotations: bool = True) -> ScoredFile:
     fmt = detect_format(path) if fmt == "auto" else fmt
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -212,15 +223,20 @@ def _load_scored(path: str | Path, fmt: str, language: str | Inventory,
         labelled = che.labelled()
         is_final = np.zeros(len(labelled), dtype=bool)
         return ScoredFile(labelled, is_final, has_case=False, che=che)
-    if fmt == "tsv":
-        units = [_scored_text(u.text) for u in iter_tsv(path, text_column=text_column)]
-    elif fmt == "xml":
-        units = list(iter_xml_segments(path))
-    elif fmt == "transcript":
-        units = _transcript_texts(path)
-    else:
-        units = [_scored_text(line) for line in iter_lines(path)]
-    return _join_units([_parsed(u, language) for u in units])
+    if fmt in ("xml", "transcript"):
+        units = list(iter_xml_segments(path)) if fmt == "xml" else _transcript_texts(path)
+        return _join_units([_parsed(u, language) for u in units])
+    written = [u.text for u in iter_tsv(path, text_column=text_column)] if fmt == "tsv" \
+        else list(iter_lines(path))
+    return _scored_units(written, language, annotations)
+
+
+def _scored_units(texts: list[str], language: str | Inventory,
+                  annotations: bool) -> ScoredFile:
+    """Lines or rows parsed and joined, with their annotations taken out (`annotations`)."""
+    units = [_scored_text(text) for text in texts] if annotations else texts
+    scored = _join_units([_parsed(u, language) for u in units])
+    return replace(scored, stripped=units != texts)
 
 
 def _scored_text(text: str) -> str:
@@ -232,7 +248,8 @@ def _scored_text(text: str) -> str:
 
 
 def load_tsv_by_id(path: str | Path, ids: list[str], language: str | Inventory = "en",
-                   text_column: str = "text", name: str | None = None) -> ScoredFile:
+                   text_column: str = "text", name: str | None = None,
+                   annotations: bool = True) -> ScoredFile:
     """A hypothesis TSV ordered by the reference's utterance ids (missing ids are empty;
     `name`: the file as messages call it, when `path` is a copy of a pipe).
 
@@ -255,7 +272,7 @@ def load_tsv_by_id(path: str | Path, ids: list[str], language: str | Inventory =
         logging.getLogger(__name__).warning(
             "%s: no row for %d of the reference's %d utterance ids (first: %r); their words "
             "are scored as deleted", name or path, len(missing), len(ids), missing[0])
-    return _join_units([_parsed(_scored_text(by_id.get(i, "")), language) for i in ids])
+    return _scored_units([by_id.get(i, "") for i in ids], language, annotations)
 
 
 def join_texts(texts: list[str], language: str | Inventory = "en") -> ScoredFile:
@@ -348,16 +365,24 @@ def _evaluate_files(ref_path: str | Path, hyp_path: str | Path, options: EvalOpt
         raise ValueError(f"{ref_path}: --mid-final needs utterance ends (lines, TSV rows, XML "
                          f"segments); a Che token file has none")
     hyp = _load_hyp(ref_path, hyp_path, ref, options, inventory, names)
+    annotations = True
+    if (ref.stripped or hyp.stripped) and ref.labelled.words != hyp.labelled.words:
+        as_written = (load_scored(ref_path, options.ref_format, inventory, options.text_column,
+                                  annotations=False),
+                      _load_hyp(ref_path, hyp_path, ref, options, inventory, names, False))
+        if as_written[0].labelled.words == as_written[1].labelled.words:  # "Note:" of one
+            (ref, hyp), annotations = as_written, False  # side read as a label, "Note," not
     evaluation = score(ref, hyp, inventory, options.mid_final)
     if compare_path is None:
         return evaluation
-    other = _load_hyp(ref_path, compare_path, ref, options, inventory, names)
+    other = _load_hyp(ref_path, compare_path, ref, options, inventory, names, annotations)
     result = compare(ref, hyp, other, inventory, options.bootstrap_samples, options.seed)
     return Evaluation(**{**evaluation.__dict__, "bootstrap": result})
 
 
 def _load_hyp(ref_path, hyp_path, ref: ScoredFile, options: EvalOptions,
-              inventory: Inventory, names: dict[str, str] | None = None) -> ScoredFile:
+              inventory: Inventory, names: dict[str, str] | None = None,
+              annotations: bool = True) -> ScoredFile:
     ref_format = detect_format(ref_path) if options.ref_format == "auto" else options.ref_format
     hyp_format = detect_format(hyp_path) if options.hyp_format == "auto" else options.hyp_format
     if ref_format == "tsv" and hyp_format == "tsv":
@@ -367,8 +392,8 @@ def _load_hyp(ref_path, hyp_path, ref: ScoredFile, options: EvalOptions,
             raise ValueError(f"{ref_path}: utterance id {repeated!r} is given twice; the "
                              f"hypothesis rows are matched by id")
         return load_tsv_by_id(hyp_path, ids, inventory, options.text_column,
-                              (names or {}).get(str(hyp_path)))
-    return load_scored(hyp_path, hyp_format, inventory, options.text_column)
+                              (names or {}).get(str(hyp_path)), annotations)
+    return load_scored(hyp_path, hyp_format, inventory, options.text_column, annotations)
 
 
 def _punct_sequences(ref: ScoredFile, hyp: ScoredFile, inventory: Inventory):

@@ -198,7 +198,8 @@ def close_text(labelled: Labelled, prediction: Prediction, inventory,
         return labelled
     edges = list(labelled.edges)
     for i in open_ends:  # a kept ";" before a turn is written as its label's own mark
-        edges[i] = edges[i].without_mark() if edges[i] and edges[i].mark else edges[i]
+        edge = edges[i]  # (and a kept '",' as '"')
+        edges[i] = edge.without_mark() if edge and (edge.mark or edge.outer) else edge
     finals = [i for i, label in enumerate(prediction.post_labels)
               if label in inventory.sentence_final]
     post = list(labelled.post)

@@ -117,7 +117,7 @@ class Restored:
         by --keep-existing: ";" for PERIOD, "..." , "?!"), and `before` / `after` where
         quotes, brackets or tokens without words (":)") are written before or after it (its
         mark goes after the quotes and brackets that close it, unless the input wrote it
-        inside them)."""
+        inside them; a second mark kept after them is in `after`: '",' of '"why?", and')."""
         p = self.prediction
         post_index = {label: i for i, label in enumerate(p.post_labels)}
         case_index = {label: i for i, label in enumerate(p.case_labels)}
@@ -136,7 +136,7 @@ class Restored:
             if edges := self.labelled.edges[i]:  # quotes, brackets, tokens such as ":)"
                 entry |= {k: v for k, v in (("written_mark", edges.written_mark(mark)),
                                             ("before", edges.opening()),
-                                            ("after", edges.after))
+                                            ("after", edges.written_after(mark)))
                           if v}
             words.append(entry)
         return {"text": self.text, "words": words}

@@ -290,8 +290,8 @@ class Edges:
             with them otherwise.
         outer, outer_at: a second mark the text wrote after the quotes or brackets that
             close the word's own ("," of '"why?", and', "." of '"stop!".'), written at
-            `outer_at` in `after`, with `mark` (its `mark_of` is then set even where `mark`
-            is the label's own text) and dropped with it.
+            `outer_at` in `after` while the word's label is still `mark_of` (set with it,
+            `mark` or not) and dropped with the written marks.
     """
 
     before: str = ""
@@ -317,6 +317,17 @@ class Edges:
         """The second mark as written for label `post` ("" where there is none or the label
         changed)."""
         return self.outer if self.outer and self.mark_of == post else ""
+
+    def written_after(self, post: str) -> str:
+        """`after` with the second mark written for label `post` in it ('",' of '"why?",')."""
+        outer = self.written_outer(post)
+        at = max(self.outer_at, self.mark_at)
+        return self.after[:at] + outer + self.after[at:] if outer else self.after
+
+    def keeps_marks(self) -> bool:
+        """Whether these edges hold marks as the text wrote them (`mark`, `lead`, `outer`),
+        which `without_mark` drops."""
+        return bool(self.mark or self.lead or self.outer)
 
     def without_mark(self) -> Edges | None:
         """These edges without the written mark and lead (None when nothing else is left)."""
@@ -382,9 +393,9 @@ class Labelled:
     def without_written_marks(self) -> Labelled:
         """These labels with every mark written as its label's own text (`Edges.mark`
         dropped: ";" written "." for PERIOD), as a model's own marks are."""
-        if not any(e and (e.mark or e.lead) for e in self.edges):
+        if not any(e and e.keeps_marks() for e in self.edges):
             return self
-        return replace(self, edges=tuple(e.without_mark() if e and (e.mark or e.lead) else e
+        return replace(self, edges=tuple(e.without_mark() if e and e.keeps_marks() else e
                                          for e in self.edges))
 
     @staticmethod
@@ -711,7 +722,7 @@ class _Builder:
             mark_at = len(after)  # and a full stop after it goes after its quotes
         if post == NULL:
             outer = ("", 0)
-        if post == NULL or (mark == self.inv.mark_text(post) and not outer[0]):
+        if post == NULL or mark == self.inv.mark_text(post):
             mark = ""
         self.straight_quotes += count_straight_quotes(before + after)
         self.single_open = max(self.single_open - 1, 0)
@@ -730,8 +741,8 @@ class _Builder:
             and self.inv.word_unit == "char"  # "好的 ） 「 吗": the space before 「 stays
         before = " " * bool(spaced) + "".join(self.pending_before) + before
         lead, self.pending_lead = self.pending_lead, ""
-        self.edges.append(Edges(before, after, mark_at, mark, post if mark else NULL, lead,
-                                self.pending_lead_at if lead else 0, *outer)
+        self.edges.append(Edges(before, after, mark_at, mark, post if mark or outer[0] else NULL,
+                                lead, self.pending_lead_at if lead else 0, *outer)
                           if before or after or mark or lead else None)
         self.pending_pre, self.pending_before, self.pending_space = NULL, [], True
 
@@ -1529,10 +1540,8 @@ def _with_edges(written: str, edges: Edges, post: str, abbreviated: bool,
                 mark_at = len(after.split(" ", 1)[0])
             else:
                 mark = ""
-    outer = edges.written_outer(post)
-    if outer:  # '"why?",': after the quotes that close the word's own mark
-        outer_at = max(edges.outer_at, mark_at)
-        after = after[:outer_at] + outer + after[outer_at:]
+    if edges.outer:  # '"why?",': after the quotes that close the word's own mark
+        after = edges.written_after(post)
     return edges.opening() + written + after[:mark_at] + mark + after[mark_at:]
 
 

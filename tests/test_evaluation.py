@@ -342,3 +342,17 @@ def test_speaker_labels_and_sound_descriptions_are_not_scored(tmp_path):
     rows = _write(tmp_path, "hyp.tsv", "utt_id\ttext\na\t- Agent: Hello, how are you?\n")
     refs = _write(tmp_path, "ref.tsv", "utt_id\ttext\na\tHello, how are you?\n")
     assert evaluate_files(refs, rows, EvalOptions()).punct.overall.f1 == 1.0
+
+
+def test_a_word_one_side_writes_as_a_label_is_scored_as_a_word(tmp_path):
+    ref = _write(tmp_path, "ref.txt", "Note: do not touch the wire. It is live.\n")
+    hyp = _write(tmp_path, "hyp.txt", "Note, do not touch the wire. It is live.\n")
+    result = evaluate_files(ref, hyp, EvalOptions())  # the words agree only as written
+    assert result.alignment is None and result.punct.overall.f1 == 1.0
+    assert evaluate_files(ref, ref, EvalOptions(), compare_path=hyp).bootstrap is not None
+
+
+@pytest.mark.parametrize("first", ["Results\tI", "ID\tTEXT", "Act\tIV"])
+def test_a_text_line_with_a_tab_is_no_che_line(tmp_path, first):
+    ref = _write(tmp_path, "ref.txt", f"{first}\nThis is a test, of things.\n")
+    assert evaluate_files(ref, ref, EvalOptions()).punct.overall.f1 == 1.0

@@ -13,7 +13,12 @@ from punctum import formats
 from punctum.batch import FileOptions, Source, note_punctuated, restore_source
 from punctum.cli import main
 from punctum.formats import Transcript
-from punctum.formats.annotations import annotated_cue, find_annotations, words_outside
+from punctum.formats.annotations import (
+    annotated_cue,
+    find_annotations,
+    text_outside,
+    words_outside,
+)
 from punctum.formats.transcript import Cue, split_tokens
 from punctum.runtime import Prediction, Punctuator, RestoreOptions
 from punctum.text import normalize
@@ -82,6 +87,7 @@ def test_annotations_are_found(text, kept, turns):
     "1999: a good year", "1-2-3: go",  # (a phone number has eight digits or more)
     "hello world",
     "the key point: people trust it",  # lowercase words before a colon are running text
+    "(in other words): we lost",  # and in parentheses (in square brackets: a label)
     "he said (and i quote) that it was fine",  # three words in parentheses are text
     "if a <b then c",  # no closing >
     "x <= y and a<b>c",  # a tag is a token of its own
@@ -107,6 +113,8 @@ def test_annotated_cue_and_words_outside():
     cue = annotated_cue("agent: hi [laughs]")
     assert cue is not None and cue.text == "agent: hi [laughs]"
     assert words_outside("agent: hi, there [laughs].") == ["hi,", "there"]
+    assert text_outside("agent: hi,  there [laughs].") == "hi, there"
+    assert text_outside("hi,  there") == "hi,  there"  # (nothing to take out: as it is)
 
 
 # ----------------------------------------------------------------------------- restoring

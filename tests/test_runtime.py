@@ -236,6 +236,10 @@ def test_keep_existing_keeps_a_mark_after_a_closing_quote(punctuator, source):
     assert source.split(" ")[2] in kept.lower()  # '"why?",', '"stop!".'
     assert (" and " in kept) == ("why" in source)  # no new sentence after '?",'
     assert punctuator.restore(kept, RestoreOptions(keep_existing=True)) == kept
+    word = source.split(" ")[2].strip('"?!.,')
+    entry = next(w for w in punctuator.restore_detailed([source], RestoreOptions(
+        keep_existing=True))[0].to_dict()["words"] if w["word"] == word)
+    assert entry["after"] == source.split(" ")[2][-2:] and "written_mark" not in entry
 
 
 @pytest.mark.parametrize("source", ["and to this purpose:", "i have noticed that\"--",

@@ -286,8 +286,8 @@ def _label_end(texts: list[str], index: int) -> int | None:
     the words are a name's ("SPEAKER_00:", "Dr. Smith:", "Speaker 1:", "JOHN:": a capital,
     digit or underscore) or one lowercase word ("agent:"; "the key point:" is text), maybe
     qualified by a bracket before the colon ("NARRATOR (V.O.):", "Speaker 1 (00:03):"), or
-    a bracketed name of any case and a colon (WhisperX's "[SPEAKER_00]:", the "[john
-    smith]:" that `--to text` writes for its speaker "john smith"), whisper.cpp's
+    a name in square brackets, of any case, and a colon (WhisperX's "[SPEAKER_00]:", the
+    "[john smith]:" that `--to text` writes for its speaker "john smith"), whisper.cpp's
     "(speaker 0)", or a phone number and a colon (a dial-in caller: "+14155550199:")."""
     if index >= len(texts):
         return None
@@ -298,10 +298,11 @@ def _label_end(texts: list[str], index: int) -> int | None:
             _NUMBERED_SPEAKER.fullmatch(_content(texts, index, end)):
         return end
     if end is not None and texts[end - 1].endswith(("]:", "):")):
-        name = _content(texts, index, end).split()  # (any case: a bracket and a colon
-        fits = 0 < len(name) <= _LABEL_WORDS or (  # are no running text: "[john smith]:")
+        name = _content(texts, index, end).split()
+        fits = 0 < len(name) <= _LABEL_WORDS or (  # "[Maria de la Cruz]:"
             len(name) <= _FULL_NAME_WORDS and _full_name(name))
-        return end if fits else None
+        square = texts[index].startswith("[")  # (any case: "[john smith]:" is no running
+        return end if fits and (square or _names(name)) else None  # text; "(in other words):" is)
     length, words = -1, []
     for k in range(index, min(index + _FULL_NAME_WORDS + 1, len(texts))):
         text = texts[k]

@@ -321,6 +321,8 @@ def pseudo_label(artifact: str | Path, pool_file: str | Path, out_dir: str | Pat
             continue
         lines = pseudo_label_texts(punctuator, chunk, config.min_confidence)
         _write_atomic(part, "".join(line + "\n" for line in lines))
+        if not progress:  # (a background run's log)
+            log.info("pseudo-labelling: part %d of %d written", index + 1, total)
     parts = sorted(out.glob("part-*.txt"))
     text = "".join(p.read_text(encoding="utf-8") for p in parts)
     if not text.strip():
