@@ -1260,8 +1260,9 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
     abbreviated = piece[end:end + 1] == "." and (
         is_abbreviation(piece[start:end], inv.abbreviations)
         or _period_before_mark(piece[end:], lookup))
-    post, mark, after, mark_at = _trail(piece[end + abbreviated:], lookup)
-    outer = _outer_marks(piece[end + abbreviated:], lookup)
+    trail = piece[end + abbreviated:]
+    post, mark, after, mark_at = _trail(trail, lookup)
+    outer = _outer_marks(trail, lookup) if post != NULL and len(trail) > 2 else ("", 0)
     before = "".join(c for c in piece[:start] if c in kept)
     written = piece[start:end]
     if before and before[-1] in _LEAD_APOSTROPHES and _elides(before[-1], written, inv):
