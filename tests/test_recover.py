@@ -271,6 +271,21 @@ def test_soup_of_a_checkpoint_and_its_artifact(tiny_run, tiny_artifact):
         torch.testing.assert_close(checkpoint["model"][name], (value + read_back[name]) / 2)
 
 
+def test_soup_on_a_base_checkpoint_averages_the_sources_alone(tiny_run, tiny_artifact):
+    from punctum.train.soup import soup
+
+    artifact = str(tiny_artifact)
+    checkpoint, base = soup([artifact, artifact, artifact, str(tiny_run / "best.pt")],
+                            base=str(tiny_run / "best.pt"))
+    original = _checkpoint_weights(tiny_run)
+    read_back = recover_state_dict(tiny_artifact)[2]
+    assert base == -1 and "optimizer" not in checkpoint and checkpoint["recipe"]
+    for name, value in original.items():  # 3:1, the base's own weights not counted again
+        torch.testing.assert_close(checkpoint["model"][name], (3 * read_back[name] + value) / 4)
+    with pytest.raises(ValueError, match="base must be a training checkpoint"):
+        soup([artifact], base=artifact)
+
+
 def test_soup_refuses_what_does_not_average(tiny_run, tiny_artifact):
     from punctum.train.soup import average, soup
 
@@ -303,6 +318,22 @@ def test_average_weights_script_refuses_other_files_in_one_line(tiny_run, tmp_pa
     result = subprocess.run([sys.executable, str(script), str(tiny_run / "best.pt"),
                              "--out", str(tmp_path)], capture_output=True, text=True)
     assert result.returncode == 2 and "is a folder" in result.stderr
+
+
+def test_average_weights_script_takes_a_base_checkpoint(tiny_run, tiny_artifact, tmp_path):
+    import subprocess
+    import sys
+
+    script = Path(__file__).parents[1] / "scripts" / "average_weights.py"
+    out = tmp_path / "soup" / "best.pt"
+    result = subprocess.run([sys.executable, str(script), str(tiny_artifact), str(tiny_artifact),
+                             "--base", str(tiny_run / "best.pt"), "--out", str(out)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert (out.parent / "tokenizer.json").read_bytes() == \
+        (tiny_run / "tokenizer.json").read_bytes()
+    for name, value in recover_state_dict(tiny_artifact)[2].items():
+        torch.testing.assert_close(load_checkpoint(out)["model"][name], value)
 
 
 def test_exporting_without_weights_removes_an_earlier_exports_weights(tiny_run, tmp_path):

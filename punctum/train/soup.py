@@ -40,29 +40,44 @@ def average(states: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
         raise ValueError("nothing to average")
     first = states[0]
     for state in states[1:]:
-        if set(state) != set(first):
-            differ = sorted(set(state) ^ set(first))[:3]
-            raise ValueError(f"the sources differ in their weights ({', '.join(differ)})")
-        for key, value in state.items():
-            if value.shape != first[key].shape:
-                raise ValueError(f"{key}: shapes {tuple(first[key].shape)} and "
-                                 f"{tuple(value.shape)}")
+        check_same_shapes(first, state)
     return {key: sum(s[key].float() for s in states) / len(states) for key in first}
 
 
-def soup(sources: list[str]) -> tuple[dict, int]:
-    """(checkpoint, index of the source it was built on): the first checkpoint among the
-    sources with the mean of all sources' weights, without its run state (not resumable; for
-    `punctum export`).
+def check_same_shapes(first: dict[str, torch.Tensor], other: dict[str, torch.Tensor]) -> None:
+    """Raises ValueError naming a weight when two state dicts differ in keys or shapes."""
+    if set(other) != set(first):
+        differ = sorted(set(other) ^ set(first))[:3]
+        raise ValueError(f"the sources differ in their weights ({', '.join(differ)})")
+    for key, value in other.items():
+        if value.shape != first[key].shape:
+            raise ValueError(f"{key}: shapes {tuple(first[key].shape)} and "
+                             f"{tuple(value.shape)}")
+
+
+def soup(sources: list[str], base: str | None = None) -> tuple[dict, int]:
+    """(checkpoint, index of the source it was built on, -1 for `base`): the first checkpoint
+    among the sources, or the checkpoint `base` (whose own weights are not averaged), with the
+    mean of all sources' weights, without its run state (not resumable; for `punctum export`).
+    A source named twice counts twice (a 3:1 soup: `[a, a, a, b]`).
 
     Raises:
-        ValueError: no source is a training checkpoint, or the weights do not fit together.
+        ValueError: no checkpoint among the sources and no `base`, or the weights do not fit
+            together.
     """
     loaded = [source_weights(source) for source in sources]
-    base = next((i for i, (_, checkpoint) in enumerate(loaded) if checkpoint is not None), None)
-    if base is None:
-        raise ValueError("at least one source must be a training checkpoint (its recipe and "
-                         "labels go with the output)")
-    checkpoint = {k: v for k, v in loaded[base][1].items() if k not in RUN_STATE}
+    if base is not None:
+        index, built_on = -1, source_weights(base)
+        if built_on[1] is None:
+            raise ValueError(f"{base}: the base must be a training checkpoint (.pt), not a "
+                             "model folder")
+    else:
+        index = next((i for i, (_, ckpt) in enumerate(loaded) if ckpt is not None), None)
+        if index is None:
+            raise ValueError("at least one source must be a training checkpoint (its recipe "
+                             "and labels go with the output), or give a base checkpoint")
+        built_on = loaded[index]
+    checkpoint = {k: v for k, v in built_on[1].items() if k not in RUN_STATE}
     checkpoint["model"] = average([state for state, _ in loaded])
-    return checkpoint, base
+    check_same_shapes(checkpoint["model"], built_on[0])  # the base must be the same model
+    return checkpoint, index
