@@ -10,8 +10,8 @@ source is a training checkpoint or an artifact (a bundled name or a folder, its 
 by `punctum.train.recover`); all must have the same architecture. The output is the first
 checkpoint among the sources (or `--base`, whose own weights are left out of the mean) with its
 weights replaced (its recipe, labels and tokenizer go with it: tokenizer.json is copied beside
-the output), ready for `punctum export`. A source named n times weighs n times. Optimizer and sampler
-state are dropped, so it is not a checkpoint to resume. Needs punctum[train].
+the output), ready for `punctum export`. A source named n times weighs n times. Optimizer and
+sampler state are dropped, so it is not a checkpoint to resume. Needs punctum[train].
 """
 
 from __future__ import annotations
