@@ -50,7 +50,7 @@ _TRANSCRIPT_SUFFIXES = frozenset({".srt", ".vtt", ".ctm", ".json", ".jsonl", ".c
                                   ".txt"})
 
 OUTPUT_FORMATS = ("srt", "vtt", "text", "json")
-JSON_FORMATS = ("whisper", "vosk", "nemo", "sphinx", "hf")
+JSON_FORMATS = ("whisper", "whispercpp", "vosk", "nemo", "sphinx", "hf")
 # Names of files that are being written by another program (editors, downloads) or by us.
 _TEMPORARY = re.compile(r"(~|\.(tmp|temp|swp|swo|part|partial|crdownload|punctum-tmp))$|^#.*#$",
                         re.IGNORECASE)

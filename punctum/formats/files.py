@@ -32,6 +32,7 @@ from punctum.formats.subtitles import (
 )
 from punctum.formats.tables import dump_table, read_table
 from punctum.formats.transcript import FORMATS, TABLES, Transcript
+from punctum.formats.whispercpp import dump_whispercpp, is_whispercpp, read_whispercpp
 
 _SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".txt": "text", ".ctm": "ctm", ".csv": "csv",
              ".tsv": "tsv"}
@@ -254,7 +255,8 @@ def dumps(transcript: Transcript, output_key: str | None = None) -> str:
             TSV; default: the key it was read from; a new column is added last).
     """
     writers = {"text": _dump_text, "srt": _dump_srt, "vtt": _dump_vtt,
-               "whisper": _dump_whisper, "vosk": _dump_vosk, **asr.WRITERS}
+               "whisper": _dump_whisper, "vosk": _dump_vosk, "whispercpp": dump_whispercpp,
+               **asr.WRITERS}
     if transcript.format == "nemo":
         text = _dump_nemo(transcript, output_key)
     elif transcript.format in TABLES:
@@ -288,7 +290,8 @@ def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript
     if format in TABLES:  # an Excel cell holds "\n" in a file of "\r\n" rows
         text, meta = raw.removeprefix("\ufeff"), {**meta, "newline": "\n"}
     readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt,
-               "whisper": _read_whisper, "vosk": _read_vosk, **asr.READERS}
+               "whisper": _read_whisper, "vosk": _read_vosk, "whispercpp": read_whispercpp,
+               **asr.READERS}
     if format == "nemo":
         return _read_nemo(text, name, meta, text_key or "pred_text")
     if format in TABLES:
@@ -346,10 +349,8 @@ def _classify_json(values: list[tuple[int, Any]], name: str) -> str:
         first = {}
     if "segments" in first:
         return "whisper"
-    if "transcription" in first and "result" in first:
-        raise ValueError(f"{name}: this looks like whisper.cpp's JSON ('transcription'), which "
-                         f"punctum does not read; have whisper.cpp write SRT or VTT (-osrt, "
-                         f"-ovtt) and restore that")
+    if is_whispercpp(first):
+        return "whispercpp"
     if {"result", "partial", "alternatives"} & set(first) or set(first) == {"text"}:
         return "vosk"
     if {"audio_filepath", "pred_text"} & set(first):
@@ -358,6 +359,7 @@ def _classify_json(values: list[tuple[int, Any]], name: str) -> str:
     if found:
         return found
     raise ValueError(f"{name}:{values[0][0] if values else 1}: cannot tell which JSON "
-                     f"format this is (no 'segments', 'result', 'partial', 'audio_filepath', "
-                     f"'pred_text', 'chunks' or 't' key); give the format (whisper, vosk, "
-                     f"nemo, hf, sphinx; or text, to restore it as text)")
+                     f"format this is (no 'segments', 'transcription', 'result', 'partial', "
+                     f"'audio_filepath', 'pred_text', 'chunks' or 't' key); give the format "
+                     f"(whisper, whispercpp, vosk, nemo, hf, sphinx; or text, to restore it "
+                     f"as text)")

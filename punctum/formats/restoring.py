@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from punctum.formats import whispercpp
 from punctum.formats.annotations import (
     NONE,
     Annotations,
@@ -331,10 +332,8 @@ def restore_transcript(transcript: Transcript, punctuator,
     parsed = [_parse_groups(cue, cue_groups, inventory, model_text, cache, note.kept_out)
               for cue, cue_groups, note in zip(transcript.cues, groups, notes)]
     documents = [d for d in _documents(transcript) if any(len(p) for c in d for p in parsed[c])]
-    voices = voice_turns(transcript.cues) if transcript.format == "vtt" and \
-        options.annotations else _speaker_turns(transcript.cues) if \
-        transcript.format == "whisper" and options.annotations else \
-        [frozenset()] * len(transcript.cues)
+    voices = _voices(transcript) if options.annotations else [frozenset()] * len(
+        transcript.cues)
     if options.annotations:
         notes = _same_speaker_goes_on(transcript.cues, notes, documents, voices, model_text,
                                       tagged=transcript.format == "vtt")
@@ -399,6 +398,17 @@ _SOUND_MARKS = re.compile(r"[\])]([.,;?!…]+)$")
 # after them are theirs, as after the words they stand for.
 _UNHEARD = frozenset({"inaudible", "unintelligible", "indiscernible", "crosstalk", "unclear",
                       "foreign", "blank_audio", "redacted", "?"})
+
+
+def _voices(transcript: Transcript) -> list[frozenset[int]]:
+    """For each cue, the tokens where another speaker starts, as the format tells it."""
+    if transcript.format == "vtt":
+        return voice_turns(transcript.cues)
+    if transcript.format == "whisper":
+        return _speaker_turns(transcript.cues)
+    if transcript.format == "whispercpp":
+        return whispercpp.speaker_turns(transcript.cues)
+    return [frozenset()] * len(transcript.cues)
 
 
 def _speaker_turns(cues: Sequence[Cue]) -> list[frozenset[int]]:
