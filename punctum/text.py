@@ -948,13 +948,11 @@ def _trail(chars: str, lookup: dict) -> tuple[str, str, str, int]:
     return post, chars[start:end], closing, kept_before
 
 
-def _outer_marks(chars: str, lookup: dict) -> tuple[str, int]:
-    """The marks after the closing quotes or brackets that follow a word's own mark, and how
-    many quotes and brackets stand before them ('?",' -> ",", 1; '!").' -> ".", 2); ("", 0)
-    where there are none ('?"', '",', '.")')."""
-    post, mark, _, kept_before = _trail(chars, lookup)
-    if post == NULL:
-        return "", 0
+def _outer_marks(chars: str, lookup: dict, mark: str, kept_before: int) -> tuple[str, int]:
+    """The marks after the closing quotes or brackets that follow a word's own mark (`mark`
+    and `kept_before` as `_trail` found them in `chars`), and how many quotes and brackets
+    stand before them ('?",' -> ",", 1; '!").' -> ".", 2); ("", 0) where there are none
+    ('?"', '",', '.")')."""
     end = chars.find(mark) + len(mark)  # (the run `_trail` chose: its first occurrence)
     rest = chars[end:]
     start = next((i for i, c in enumerate(rest) if c in lookup["post"]), None)
@@ -1262,7 +1260,8 @@ def _parse_piece(piece: str, builder: _Builder, space_before: bool = True,
         or _period_before_mark(piece[end:], lookup))
     trail = piece[end + abbreviated:]
     post, mark, after, mark_at = _trail(trail, lookup)
-    outer = _outer_marks(trail, lookup) if post != NULL and len(trail) > 2 else ("", 0)
+    outer = _outer_marks(trail, lookup, mark, mark_at) if post != NULL and len(trail) > 2 \
+        else ("", 0)
     before = "".join(c for c in piece[:start] if c in kept)
     written = piece[start:end]
     if before and before[-1] in _LEAD_APOSTROPHES and _elides(before[-1], written, inv):

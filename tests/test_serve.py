@@ -1,6 +1,7 @@
 """The HTTP API: routes, limits (413/422/429/503), dynamic batching, config."""
 
 import asyncio
+import json
 import threading
 import time
 from types import SimpleNamespace
@@ -125,6 +126,17 @@ def test_ctm_document_keeps_every_field(client):
                                                        for line in ctm.splitlines()]
     assert words_of(" ".join(line.split()[4] for line in restored)) == ["so", "what", "now"]
     assert restored[2] == "u1 A 0.50 0.10 <unk>" and restored[0].endswith(" 0.9")  # no word
+
+
+def test_whispercpp_document_keeps_its_tokens(client):
+    tokens = [{"text": " so", "offsets": {"from": 0, "to": 300}, "id": 370, "p": 0.9}]
+    document = json.dumps({"result": {"language": "en"}, "transcription": [
+        {"offsets": {"from": 0, "to": 900}, "text": " so what now", "tokens": tokens}]})
+    response = client.post("/v1/restore", json={"text": document, "format": "whispercpp"})
+    assert response.status_code == 200
+    segment = json.loads(response.json()["text"])["transcription"][0]
+    assert segment["tokens"] == tokens and segment["offsets"] == {"from": 0, "to": 900}
+    assert words_of(segment["text"]) == ["so", "what", "now"]
 
 
 def test_table_document_restores_the_column_named(client):
