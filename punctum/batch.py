@@ -46,7 +46,7 @@ from punctum.text import (
 log = logging.getLogger(__name__)
 
 # the suffixes of the transcript formats punctum reads (before .gz too)
-_TRANSCRIPT_SUFFIXES = frozenset({".srt", ".vtt", ".ctm", ".json", ".jsonl", ".csv", ".tsv",
+_TRANSCRIPT_SUFFIXES = frozenset({".srt", ".vtt", ".sbv", ".ctm", ".json", ".jsonl", ".csv", ".tsv",
                                   ".txt"})
 
 OUTPUT_FORMATS = ("srt", "vtt", "text", "json")

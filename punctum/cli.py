@@ -237,8 +237,8 @@ def _add_restore_options(parser) -> None:
                         help="undecodable input bytes: an error, or replaced by U+FFFD")
     parser.add_argument("--format", default="auto",  # formats.FORMATS, kept literal so that
                         # parsing arguments imports no numpy (a test checks they agree)
-                        choices=["auto", "text", "srt", "vtt", "whisper", "whispercpp", "vosk",
-                                 "nemo", "ctm", "kaldi", "sphinx", "hf", "csv", "tsv"],
+                        choices=["auto", "text", "srt", "vtt", "sbv", "whisper", "whispercpp",
+                                 "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf", "csv", "tsv"],
                         help="input format (default: files by extension and content; stdin "
                              "by its first lines: subtitles, JSON or CTM, else text; "
                              "arguments are text)")
@@ -575,7 +575,7 @@ def _check_output_suffix(target: str | None, output_format: str, name: str,
     if target is None or standard_stream(target) is not None:
         return
     suffix = os.path.splitext(target.lower().removesuffix(".gz"))[1]
-    named = {".srt": "srt", ".vtt": "vtt"}.get(suffix)
+    named = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv"}.get(suffix)
     if named is not None and named != output_format:
         raise ValueError(f"{target}: the output of {name} is {output_format}, not {named}; "
                          f"add --to {named} to convert it, or name the file otherwise")

@@ -22,23 +22,26 @@ from punctum.formats.json_records import (
     _read_whisper,
 )
 from punctum.formats.subtitles import (
+    _dump_sbv,
     _dump_srt,
     _dump_text,
     _dump_vtt,
     _is_timing,
     _read_plain,
+    _read_sbv,
     _read_srt,
     _read_vtt,
+    is_sbv_timing,
 )
 from punctum.formats.tables import dump_table, read_table
 from punctum.formats.transcript import FORMATS, TABLES, Transcript
 from punctum.formats.whispercpp import dump_whispercpp, is_whispercpp, read_whispercpp
 
-_SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".txt": "text", ".ctm": "ctm", ".csv": "csv",
-             ".tsv": "tsv"}
+_SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv", ".txt": "text", ".ctm": "ctm",
+             ".csv": "csv", ".tsv": "tsv"}
 # timed-text formats that look like text but are not: refused by name (also before .gz)
 UNREAD = {".ass": "Advanced SubStation Alpha", ".ssa": "SubStation Alpha",
-           ".sbv": "YouTube's SBV", ".sub": "MicroDVD/SubViewer", ".textgrid": "Praat TextGrid",
+           ".sub": "MicroDVD/SubViewer", ".textgrid": "Praat TextGrid",
            ".ttml": "TTML", ".dfxp": "DFXP", ".scc": "Scenarist SCC", ".stl": "EBU STL",
            ".lrc": "LRC lyrics"}
 
@@ -108,12 +111,14 @@ def _text_or_other(text: str, name: str) -> str:
 
 
 def _subtitle_start(text: str) -> str | None:
-    """"vtt" or "srt" when a text starts as a subtitle file does, else None."""
+    """"vtt", "srt" or "sbv" when a text starts as a subtitle file does, else None."""
     head = text.lstrip("\ufeff \t\r\n")
     if head.startswith("WEBVTT") and (head[6:7] in ("", "\n", "\r") or (
             head[6:7] in (" ", "\t") and "-->" in head)):  # ("WEBVTT files hold...": text)
         return "vtt"
     first_lines = [line.strip() for line in head.split("\n", 2)[:2]]
+    if is_sbv_timing(first_lines[0]):
+        return "sbv"
     return "srt" if any(_is_timing(line, "srt") for line in first_lines) else None
 
 
@@ -169,6 +174,8 @@ def sniff_lines(lines: Iterable[str], name: str = "<stdin>") -> tuple[str, Itera
         return "vtt", itertools.chain(head, lines)
     if _is_timing(first, "srt") or first.isdigit() and _is_timing(_peek(head, lines), "srt"):
         return "srt", itertools.chain(head, lines)
+    if is_sbv_timing(first):
+        return "sbv", itertools.chain(head, lines)
     if _JSON_START.match(first):
         whole = head + list(lines)
         return sniff_format("\n".join(whole), name), iter(whole)
@@ -254,7 +261,7 @@ def dumps(transcript: Transcript, output_key: str | None = None) -> str:
         output_key: the manifest key or table column the text is written to (NeMo, CSV,
             TSV; default: the key it was read from; a new column is added last).
     """
-    writers = {"text": _dump_text, "srt": _dump_srt, "vtt": _dump_vtt,
+    writers = {"text": _dump_text, "srt": _dump_srt, "vtt": _dump_vtt, "sbv": _dump_sbv,
                "whisper": _dump_whisper, "vosk": _dump_vosk, "whispercpp": dump_whispercpp,
                **asr.WRITERS}
     if transcript.format == "nemo":
@@ -289,7 +296,7 @@ def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript
         format = _text_or_other(text, name) if format == "text" else format
     if format in TABLES:  # an Excel cell holds "\n" in a file of "\r\n" rows
         text, meta = raw.removeprefix("\ufeff"), {**meta, "newline": "\n"}
-    readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt,
+    readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt, "sbv": _read_sbv,
                "whisper": _read_whisper, "vosk": _read_vosk, "whispercpp": read_whispercpp,
                **asr.READERS}
     if format == "nemo":

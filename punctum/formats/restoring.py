@@ -54,7 +54,7 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
     other format (the same format is the transcript itself).
     Markup, cue settings, identifiers, VTT NOTE/STYLE blocks, the source's JSON records and
     cues with neither text nor times (Vosk partial results) are dropped; line breaks inside
-    cues are kept between subtitle formats. To text, each text the model sees as a whole
+    cues are kept between subtitle formats (from SBV too). To text, each text the model sees as a whole
     becomes one line: a file, or each line of text, NeMo and Kaldi text, each recording and
     channel of a CTM, each result of a transformers pipeline; to Whisper, segments follow
     the leading-space convention and carry words when every token has times. WhisperX's
@@ -103,7 +103,7 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
             cues = _with_speakers(cues, [[s for c in g for s in _word_speakers(c)]
                                          for g in groups], format)
         return Transcript("text", cues, {"newline": newline, "trailer": "\n"})
-    breaks = transcript.format in SUBTITLES and format in SUBTITLES
+    breaks = transcript.format in (*SUBTITLES, "sbv") and format in SUBTITLES  # (lines kept)
     first = " " if format == "whisper" else ""
     pairs = [(c, plain) for c in kept  # a cue whose only tokens were fillers or markup
              if (plain := _plain_tokens(c.tokens, first, breaks, write, spacing))  # ("[noise]")

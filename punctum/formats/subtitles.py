@@ -1,4 +1,5 @@
-"""SRT, WebVTT and plain text: timestamps, cues and blocks, read and written back."""
+"""SRT, WebVTT, YouTube's SBV and plain text: timestamps, cues and blocks, read and written
+back."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ _ARROW = re.compile(r"^\s*(\S+?)\s*-->\s*(\S+)(?:\s+(.*?))?\s*$")
 _TIMES = {"srt": (re.compile(r"^(\d+):(\d{2}):(\d{2})[,.](\d{3})$"), "HH:MM:SS,mmm"),
           "vtt": (re.compile(r"^(?:(\d+):)?(\d{2}):(\d{2})\.(\d{3})$"), "HH:MM:SS.mmm")}
 _SRT_EXPECTED = "'HH:MM:SS,mmm --> HH:MM:SS,mmm'"
+# YouTube's SBV: "0:00:01.250,0:00:04.000" (hours of one digit or more), then the text lines
+_SBV_TIME = r"(\d+):([0-5]\d):([0-5]\d)\.(\d{3})"
+_SBV_TIMING = re.compile(rf"^\s*{_SBV_TIME},{_SBV_TIME}\s*$")
+_SBV_EXPECTED = "'H:MM:SS.mmm,H:MM:SS.mmm'"
 _VTT_EXPECTED = "'HH:MM:SS.mmm --> HH:MM:SS.mmm'"
 _VTT_BLOCKS = ("NOTE", "STYLE", "REGION")
 
@@ -162,6 +167,54 @@ def _dump_srt(transcript: Transcript) -> str:
         lines = [cue.identifier or str(number), timing + (f" {cue.settings}" if cue.settings
                                                           else "")]
         blocks.append("\n".join(lines + ([cue.text] if cue.text else [])))
+    return "\n\n".join(blocks) + transcript.meta.get("trailer", "\n" if blocks else "")
+
+
+# ----------------------------------------------------------------------------- SBV
+
+def is_sbv_timing(line: str) -> bool:
+    """Whether a line is an SBV cue's timing line ("0:00:01.250,0:00:04.000")."""
+    return _SBV_TIMING.match(line) is not None
+
+
+def _read_sbv(text: str, name: str, meta: dict) -> Transcript:
+    cues = tuple(_sbv_cue(block, name) for block in _blocks(text))
+    return Transcript("sbv", cues, {**meta, "trailer": _trailer(text)})
+
+
+def _sbv_cue(block: list[tuple[int, str]], name: str) -> Cue:
+    """One SBV block: a timing line, then text lines."""
+    (number, first), rest = block[0], block[1:]
+    match = _SBV_TIMING.match(first)
+    if match is None:
+        raise ValueError(f"{name}:{number}: expected a timing line {_SBV_EXPECTED}, got "
+                         f"{shown(first)}")
+    h1, m1, s1, ms1, h2, m2, s2, ms2 = (int(g) for g in match.groups())
+    start = (((h1 * 60 + m1) * 60 + s1) * 1000 + ms1) / 1000
+    end = (((h2 * 60 + m2) * 60 + s2) * 1000 + ms2) / 1000
+    if max(start, end) > MAX_SECONDS:
+        raise ValueError(f"{name}:{number}: a time beyond {MAX_SECONDS:.0e} seconds")
+    if end < start:
+        raise ValueError(f"{name}:{number}: cue ends before it starts ({shown(first)})")
+    for line_number, line in rest:
+        if is_sbv_timing(line):
+            raise ValueError(f"{name}:{line_number}: timing line inside a cue's text (is the "
+                             f"blank line before it missing?)")
+    return Cue(start, end, split_tokens("\n".join(line for _, line in rest)))
+
+
+def _sbv_time(seconds: float) -> str:
+    total = round(seconds * 1000)
+    h, rest = divmod(total, 3_600_000)
+    m, rest = divmod(rest, 60_000)
+    s, ms = divmod(rest, 1000)
+    return f"{h}:{m:02d}:{s:02d}.{ms:03d}"
+
+
+def _dump_sbv(transcript: Transcript) -> str:
+    blocks = [f"{_sbv_time(cue.start)},{_sbv_time(cue.end)}" + (f"\n{cue.text}" if cue.text
+                                                                 else "")
+              for cue in transcript.cues]
     return "\n\n".join(blocks) + transcript.meta.get("trailer", "\n" if blocks else "")
 
 

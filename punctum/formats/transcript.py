@@ -11,9 +11,9 @@ from typing import Any
 
 from punctum.references import REFERENCE
 
-FORMATS = ("text", "srt", "vtt", "whisper", "whispercpp", "vosk", "nemo", "ctm", "kaldi",
+FORMATS = ("text", "srt", "vtt", "sbv", "whisper", "whispercpp", "vosk", "nemo", "ctm", "kaldi",
            "sphinx", "hf", "csv", "tsv")
-EXTENSIONS = {"text": ".txt", "srt": ".srt", "vtt": ".vtt", "whisper": ".json",
+EXTENSIONS = {"text": ".txt", "srt": ".srt", "vtt": ".vtt", "sbv": ".sbv", "whisper": ".json",
               "whispercpp": ".json", "vosk": ".json", "nemo": ".jsonl", "ctm": ".ctm",
               "kaldi": ".txt", "sphinx": ".jsonl", "hf": ".json", "csv": ".csv", "tsv": ".tsv"}
 SUBTITLES = ("srt", "vtt")
