@@ -171,9 +171,9 @@ def _add_restore(subparsers) -> None:
         "restore", help="punctuate and case text, subtitles or ASR JSON (bundled model default)",
         description="Restore punctuation, casing and sentence boundaries. Text comes from "
                     "the arguments, from --input files, or from stdin; one output line per "
-                    "input line. Subtitles (SRT, WebVTT) and ASR JSON (Whisper, Vosk, NeMo "
-                    "manifests) keep every timing; context flows across cues. CSV/TSV tables: "
-                    "the text column of each row. --input-dir "
+                    "input line. Subtitles (SRT, WebVTT, SBV) and ASR JSON (Whisper, "
+                    "whisper.cpp, Vosk, NeMo manifests) keep every timing; context flows "
+                    "across cues. CSV/TSV tables: the text column of each row. --input-dir "
                     "restores every file under a folder into --output-dir (resumable; "
                     "--jobs worker processes).")
     parser.add_argument("text", nargs="*", help="text to restore (default: read stdin)")
@@ -577,8 +577,10 @@ def _check_output_suffix(target: str | None, output_format: str, name: str,
     suffix = os.path.splitext(target.lower().removesuffix(".gz"))[1]
     named = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv"}.get(suffix)
     if named is not None and named != output_format:
+        convert = "SBV is written from SBV input alone" if named == "sbv" else \
+            f"add --to {named} to convert it"
         raise ValueError(f"{target}: the output of {name} is {output_format}, not {named}; "
-                         f"add --to {named} to convert it, or name the file otherwise")
+                         f"{convert}, or name the file otherwise")
     from punctum.batch import JSON_FORMATS
 
     if suffix in (".json", ".jsonl") and output_format not in JSON_FORMATS and not (

@@ -182,8 +182,8 @@ def _transcript_texts(path: str | Path) -> list[str]:
             message = str(error)
             if "; give the format" in message:  # (restore's hint: eval has no such option)
                 raise ValueError(message.split("; give the format")[0] + "; punctum eval reads "
-                                 "Whisper, Vosk, NeMo, pipeline and pocketsphinx JSON, and "
-                                 "restore --json lines") from None
+                                 "Whisper, whisper.cpp, Vosk, NeMo, pipeline and pocketsphinx "
+                                 "JSON, and restore --json lines") from None
             raise
         return texts
     return [cue.text for cue in formats.convert(transcript, "text", speakers=False).cues]

@@ -53,7 +53,9 @@ def test_converted_to_srt_keeps_the_cue_lines():
     ("0:00:05.000,0:00:02.000\nhello\n", r"captions.sbv:1: cue ends before it starts"),
     ("0:00:01.000,0:00:02.000\nhello\n0:00:02.000,0:00:03.000\nthere\n", r":3: timing line "
      r"inside"),
-    ("0:00:01.000,0:00:02.000\nhello\n\nnot a timing line\n", r":4: expected a timing line")])
+    ("0:00:01.000,0:00:02.000\nhello\n\nnot a timing line\n", r":4: expected a timing line"),
+    ("9" * 12 + ":00:00.000," + "9" * 12 + ":00:01.000\nhi\n", r":1: a time beyond 1e"),
+    ("9" * 400 + ":00:00.000,0:00:01.000\nhi\n", r":1: expected a timing line")])
 def test_malformed_sbv_gets_a_one_line_error_naming_the_line(content, message):
     with pytest.raises(ValueError, match=message) as error:
         formats.loads(content, "sbv", name="captions.sbv")
@@ -64,6 +66,10 @@ def test_cli_restores_an_sbv_file_in_place_of_its_format(tmp_path, capsys):
     path = _write(tmp_path, "c.sbv", SBV)
     assert main(["restore", "-i", str(path), "-o", str(tmp_path / "out.srt")]) == 2
     assert "--to srt" in capsys.readouterr().err  # an SBV written into a .srt: refused
+    srt = _write(tmp_path, "c.srt", "1\n00:00:01,000 --> 00:00:02,000\nhi there\n")
+    assert main(["restore", "-i", str(srt), "-o", str(tmp_path / "x.sbv")]) == 2
+    err = capsys.readouterr().err  # (no --to sbv to suggest)
+    assert "SBV is written from SBV input alone" in err and "--to sbv" not in err
     assert main(["restore", "-i", str(path), "-o", str(tmp_path / "out.sbv")]) == 0
     lines = (tmp_path / "out.sbv").read_text().split("\n")
     assert lines[0] == "0:00:00.599,0:00:04.160" and lines[4] == "0:00:04.160,1:02:06.770"

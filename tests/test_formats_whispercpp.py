@@ -67,8 +67,15 @@ def test_timestamps_serve_without_offsets_and_stream_segments_stay_untimed():
 
 @pytest.mark.parametrize("segment, message", [
     ({"offsets": {"from": 0, "to": "1s"}, "text": " a"}, r"offsets\.to.*milliseconds"),
-    ({"offsets": {"from": 900, "to": 100}, "text": " a"}, "ends .*before it starts"),
+    ({"offsets": {"from": 900, "to": 100}, "text": " a"}, r"\.offsets: .*ends \(100\) before "
+     r"it starts \(900\)"),
+    ({"timestamps": {"from": "00:00:09,000", "to": "00:00:01,000"}, "text": " a"},
+     r"\.timestamps: .*ends \('00:00:01,000'\)"),
     ({"timestamps": {"from": "0:00", "to": "00:00:01,000"}, "text": " a"}, "HH:MM:SS,mmm"),
+    ({"timestamps": {"from": "9" * 12 + ":00:00,000", "to": "9" * 12 + ":00:01,000"},
+      "text": " a"}, "beyond 1e"),
+    ({"timestamps": {"from": "9" * 400 + ":00:00,000", "to": "00:00:01,000"}, "text": " a"},
+     "HH:MM:SS,mmm"),
     ({"offsets": {"from": 0, "to": 10}}, "text"),
     ("a string", "segment object")])
 def test_malformed_segments_get_one_line_errors_naming_the_place(segment, message):
@@ -90,12 +97,27 @@ def test_a_change_of_speaker_ends_the_sentence(first, second, expected):
     assert [c.text.strip() for c in restored.cues] == expected
 
 
+@pytest.mark.parametrize("first, blank, third", [
+    ({"speaker": "0"}, {"speaker": "1"}, {"speaker": "1"}),  # the blank's speaker says nothing
+    ({"speaker_turn_next": True}, {}, {}),  # -tdrz's turn goes on past the blank
+    ({}, {"speaker_turn_next": True}, {})])
+def test_a_segment_without_words_passes_a_turn_on(first, blank, third):
+    content = _document(_segment(" and then we went to the", 0, 1000, **first),
+                        _segment(" [BLANK_AUDIO]", 1000, 1500, **blank),
+                        _segment(" store with my friends", 1500, 2000, **third))
+    _, restored, _ = _restored(content, "And then we went to the store with my friends.")
+    assert [c.text.strip() for c in restored.cues] == [
+        "And then we went to the.", "[BLANK_AUDIO]", "Store with my friends."]
+
+
 def test_converted_to_subtitles_and_text(tmp_path):
     path = _write(tmp_path, "talk.json", DOCUMENT)
     _, restored, _ = _restored(DOCUMENT, "So, what do you think? I think it is great.")
     srt = formats.dumps(formats.convert(restored, "srt"))
     assert srt == ("1\n00:00:00,000 --> 00:00:02,100\nSo, what do you think?\n\n"
                    "2\n00:00:02,100 --> 00:00:04,000\nI think it is great.\n")
+    assert formats.dumps(formats.convert(restored, "text")) == \
+        "So, what do you think? I think it is great.\n"
     assert main(["restore", "-i", str(path), "--format", "whispercpp", "-o",
                  str(tmp_path / "out.json")]) == 0
     out = json.loads((tmp_path / "out.json").read_text())

@@ -3,10 +3,11 @@
     punctum restore -i talk.srt -o talk.restored.srt
     punctum restore -i whisper.json --to srt --resegment --max-chars 42 --max-lines 2
 
-Formats (`FORMATS`): SRT, WebVTT, Whisper JSON, Vosk JSON (an object, a list of objects or
-JSON lines), NeMo-style JSONL manifests and plain text (one paragraph per line); Kaldi CTM and
-text, pocketsphinx JSON and transformers-pipeline JSON are read and written by `asr`; CSV and
-TSV tables (a text column per row: call-centre logs) by `tables`.
+Formats (`FORMATS`): SRT, WebVTT, YouTube's SBV, Whisper JSON, Vosk JSON (an object, a list of
+objects or JSON lines), NeMo-style JSONL manifests and plain text (one paragraph per line);
+Kaldi CTM and text, pocketsphinx JSON and transformers-pipeline JSON are read and written by
+`asr`; whisper.cpp's JSON by `whispercpp`; CSV and TSV tables (a text column per row:
+call-centre logs) by `tables`.
 Each is read into a `Transcript` of `Cue`s of `Token`s: a token is one whitespace-separated
 piece of the written text (usually one word) with its timing when the source has one, and
 keeps the whitespace and markup around it (`before`, `after`), so that writing a transcript
@@ -17,17 +18,18 @@ that was read gives back its input:
   timestamp of the input has hours), blank lines between cues are one, trailing whitespace
   after the last cue is kept as newlines only, blank lines before the first cue go, SRT
   cues written without a number are numbered (SRT requires one), and a file with any CRLF
-  line ending is written with CRLF throughout (one with CR alone, with CR).
+  line ending is written with CRLF throughout (one with CR alone, with CR). SBV the same,
+  its times in YouTube's form (``0:01:02.345``); its text has no markup.
   VTT NOTE, STYLE and REGION blocks are kept in place; tags (``<v Bob>``, ``<i>``, inline
   timestamps ``<00:01.500>``, SRT's ``{\\an8}``) and character references (``&amp;``) are
   kept around the tokens and never reach the model.
-- Whisper, Vosk, NeMo, pocketsphinx, transformers: the same JSON values, every key in its
-  order (records are kept as read and only the fields a token or cue owns are written back
+- Whisper, whisper.cpp, Vosk, NeMo, pocketsphinx, transformers: the same JSON values, every key in
+  its order (records are kept as read and only the fields a token or cue owns are written back
   when they changed). The text read is kept and only the strings and numbers that changed are
-  rewritten in it (`json_splice`), so every other byte stays: Vosk's ``"conf" : 1.000000``,
-  arrays on one line, blank lines between JSON lines. Where the shape changes (a Vosk result
-  without "text" gains one; records added in code) the whole value is written by Python's
-  json module with the indent, separators and ASCII escaping detected from the input.
+  rewritten in it (`json_splice`), so every other byte stays: Vosk's ``"conf" : 1.000000``, arrays
+  on one line, blank lines between JSON lines. Where the shape changes (a Vosk result without
+  "text" gains one; records added in code) the whole value is written by Python's json module with
+  the indent, separators and ASCII escaping detected from the input.
 
 `restore_transcript` punctuates and cases a transcript across cue boundaries: all tokens of a
 file go to the model as one word sequence (for plain text and NeMo manifests each line is its
@@ -36,11 +38,11 @@ words never change. `resegment` rebuilds subtitle cues at sentence boundaries wi
 length and duration limits; `convert` moves a transcript to another format.
 
 Modules: `transcript` (Token, Cue, Transcript, splitting text into tokens), `files` (reading,
-writing, format detection), `subtitles` (SRT, WebVTT, plain text), `json_records` (Whisper,
-Vosk, NeMo), `json_splice` (changed values written into the text read), `asr` (CTM, Kaldi,
-pocketsphinx, transformers pipeline), `tables` (CSV, TSV), `rolling` (roll-up captions),
-`restoring` (restore and convert), `resegment` (subtitle cues rebuilt at sentence
-boundaries).
+writing, format detection), `subtitles` (SRT, WebVTT, SBV, plain text), `json_records`
+(Whisper, Vosk, NeMo), `json_splice` (changed values written into the text read), `asr` (CTM,
+Kaldi, pocketsphinx, transformers pipeline), `whispercpp` (whisper.cpp's JSON), `tables`
+(CSV, TSV), `rolling` (roll-up captions), `restoring` (restore and convert), `resegment`
+(subtitle cues rebuilt at sentence boundaries).
 """
 
 

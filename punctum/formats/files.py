@@ -49,10 +49,11 @@ UNREAD = {".ass": "Advanced SubStation Alpha", ".ssa": "SubStation Alpha",
 # ----------------------------------------------------------------------------- public API
 
 def detect_format(path: str | Path) -> str:
-    """The format of a file, by its extension (.srt, .vtt, .txt, .ctm, .csv, .tsv, also
-    before .gz) or else by its content (gzip's decompressed).
+    """The format of a file, by its extension (.srt, .vtt, .sbv, .txt, .ctm, .csv, .tsv,
+    also before .gz) or else by its content (gzip's decompressed).
 
-    JSON content is told apart by its keys: "segments" (Whisper), "result", "partial" or a
+    JSON content is told apart by its keys: "segments" (Whisper), a "transcription" list
+    (whisper.cpp), "result", "partial" or a
     lone "text" (Vosk), "audio_filepath" or "pred_text" (NeMo manifest), "chunks" (a
     transformers pipeline), "t" with "w" or "b" and "d" (pocketsphinx). Lines of CTM fields
     are CTM. Kaldi's `text` files look like plain text: give their format.
@@ -75,8 +76,8 @@ def detect_format(path: str | Path) -> str:
 
 
 def _format_in_text_file(path: Path, head_bytes: int = 65_536) -> str:
-    """The format of a .txt file (recognisers' output saved with "> out.txt"): "srt" or
-    "vtt" when its first lines are a subtitle file's, "ctm" when they are CTM lines, a
+    """The format of a .txt file (recognisers' output saved with "> out.txt"): "srt",
+    "vtt" or "sbv" when its first lines are a subtitle file's, "ctm" when they are CTM lines, a
     JSON format when it starts as JSON and all of it parses as a transcript (as
     `sniff_format` tells them), else "text"; only its head is read unless it starts as
     JSON (gzip's decompressed)."""
@@ -155,9 +156,10 @@ def sniff_lines(lines: Iterable[str], name: str = "<stdin>") -> tuple[str, Itera
 
     Decided from as few first lines as it takes, so that a live pipe of text is not held
     back: a line of text is text; WEBVTT opens WebVTT; a timing line, or a number and then a
-    timing line, opens SRT; three CTM lines are CTM; JSON (a first line that opens an
-    object, or a list of objects: `{`, `{"text": ...`, `[{`) is read whole and told apart as
-    `sniff_format` does. Tables and Kaldi text look like text: give their format.
+    timing line, opens SRT; an SBV timing line opens SBV; three CTM lines are CTM; JSON (a
+    first line that opens an object, or a list of objects: `{`, `{"text": ...`, `[{`) is
+    read whole and told apart as `sniff_format` does. Tables and Kaldi text look like text:
+    give their format.
     """
     lines = iter(lines)
     head: list[str] = []

@@ -14,7 +14,7 @@ _TIMES = {"srt": (re.compile(r"^(\d+):(\d{2}):(\d{2})[,.](\d{3})$"), "HH:MM:SS,m
           "vtt": (re.compile(r"^(?:(\d+):)?(\d{2}):(\d{2})\.(\d{3})$"), "HH:MM:SS.mmm")}
 _SRT_EXPECTED = "'HH:MM:SS,mmm --> HH:MM:SS,mmm'"
 # YouTube's SBV: "0:00:01.250,0:00:04.000" (hours of one digit or more), then the text lines
-_SBV_TIME = r"(\d+):([0-5]\d):([0-5]\d)\.(\d{3})"
+_SBV_TIME = r"(\d{1,12}):([0-5]\d):([0-5]\d)\.(\d{3})"  # (more hours: past MAX_SECONDS)
 _SBV_TIMING = re.compile(rf"^\s*{_SBV_TIME},{_SBV_TIME}\s*$")
 _SBV_EXPECTED = "'H:MM:SS.mmm,H:MM:SS.mmm'"
 _VTT_EXPECTED = "'HH:MM:SS.mmm --> HH:MM:SS.mmm'"
@@ -47,6 +47,9 @@ def parse_time(stamp: str, style: str, where: str) -> float:
     it is not one."""
     pattern, form = _TIMES[style]
     match = pattern.match(stamp)
+    if match and len(match.group(1) or "") > 12:  # (past MAX_SECONDS, and too long for int)
+        raise ValueError(f"{where}: timestamp {stamp[:40]!r} is beyond {MAX_SECONDS:.0e} "
+                         f"seconds")
     if not match or int(match.group(2)) > 59 or int(match.group(3)) > 59:
         raise ValueError(f"{where}: bad timestamp {shown(stamp)} (expected {form})")
     h, m, s, ms = (int(g or 0) for g in match.groups())

@@ -11,12 +11,13 @@ One document::
                         "tokens": [...], "speaker": "0", "speaker_turn_next": false}, ...]}
 
 A segment is a cue: its times are "offsets" (milliseconds) or, without them, "timestamps"
-("HH:MM:SS,mmm"); whisper-stream's segments have neither and stay untimed. Only each
+("HH:MM:SS,mmm"); a segment with neither stays untimed (it cannot become a subtitle). Only each
 segment's "text" is restored and written back; everything else, "tokens" of ``-ojf``
 included (the recogniser's sub-word pieces with their ids, probabilities and times), is
 written back as read. A change of "speaker" (``--diarize``; "?" is unknown, no change) or a
 segment's "speaker_turn_next" (``-tdrz``) ends the sentence before the next speaker's first
-word. Bracketed non-speech ("[BLANK_AUDIO]", "(music)") never reaches the model.
+word (a segment without words, "[BLANK_AUDIO]", tells no speaker). Bracketed non-speech
+("[BLANK_AUDIO]", "(music)") never reaches the model.
 """
 
 from __future__ import annotations
@@ -36,10 +37,17 @@ from punctum.formats.json_records import (
     is_time,
     write_document,
 )
-from punctum.formats.transcript import Cue, Transcript, fillers_kept_out, split_tokens
+from punctum.formats.transcript import (
+    MAX_SECONDS,
+    Cue,
+    Transcript,
+    fillers_kept_out,
+    shown,
+    split_tokens,
+)
 
 # whisper.cpp's timestamps: "00:01:02,345" (a "." before the milliseconds in some builds)
-_STAMP = re.compile(r"^(\d+):([0-5]\d):([0-5]\d)[,.](\d{3})$")
+_STAMP = re.compile(r"^(\d{1,12}):([0-5]\d):([0-5]\d)[,.](\d{3})$")
 _UNKNOWN_SPEAKER = "?"
 
 
@@ -70,8 +78,10 @@ def _cue(segment: Any, path: tuple) -> Cue:
     segment = _expect_object(segment, path, "a segment object with 'text'")
     start, end = _times(segment, path)
     if start is not None and end is not None and end < start:
-        raise _ShapeError(path + ("offsets",), f"the segment ends ({end:g}) before it "
-                                               f"starts ({start:g})")
+        key = "offsets" if "offsets" in segment else "timestamps"
+        span = segment[key]
+        raise _ShapeError(path + (key,), f"the segment ends ({shown(span['to'])}) before it "
+                                         f"starts ({shown(span['from'])})")
     tokens = fillers_kept_out(split_tokens(_field_text(segment, "text", path)))
     return Cue(start, end, tokens, extra=segment)
 
@@ -103,7 +113,10 @@ def _stamp(value: Any, path: tuple) -> float:
     if found is None:
         raise _ShapeError(path, f"expected a time as HH:MM:SS,mmm, got {_kind(value)}")
     hours, minutes, seconds, millis = map(int, found.groups())
-    return hours * 3600 + minutes * 60 + seconds + millis / 1000
+    total = ((hours * 60 + minutes) * 60 + seconds) * 1000 + millis
+    if total > MAX_SECONDS * 1000:
+        raise _ShapeError(path, f"{value[:40]!r} is beyond {MAX_SECONDS:.0e} seconds")
+    return total / 1000
 
 
 def speaker_turns(cues: tuple[Cue, ...] | list[Cue]) -> list[frozenset[int]]:
@@ -117,11 +130,11 @@ def speaker_turns(cues: tuple[Cue, ...] | list[Cue]) -> list[frozenset[int]]:
         changed = turn_next or (known and speaker is not None and said_by != speaker)
         first = next((t for t, token in enumerate(cue.tokens) if token.text), None)
         turns.append(frozenset({first} if changed and first is not None else ()))
-        if first is not None:  # a segment without words carries the turn on
-            turn_next = extra.get("speaker_turn_next") is True
+        if first is not None:  # a segment without words carries a turn on, and its
+            turn_next = extra.get("speaker_turn_next") is True  # speaker says nothing
+            speaker = said_by if known else speaker
         elif extra.get("speaker_turn_next") is True:
             turn_next = True
-        speaker = said_by if known else speaker
     return turns
 
 
