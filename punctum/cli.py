@@ -238,7 +238,8 @@ def _add_restore_options(parser) -> None:
     parser.add_argument("--format", default="auto",  # formats.FORMATS, kept literal so that
                         # parsing arguments imports no numpy (a test checks they agree)
                         choices=["auto", "text", "srt", "vtt", "sbv", "whisper", "whispercpp",
-                                 "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf", "csv", "tsv"],
+                                 "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf", "textgrid",
+                                 "csv", "tsv"],
                         help="input format (default: files by extension and content; stdin "
                              "by its first lines: subtitles, JSON or CTM, else text; "
                              "arguments are text)")

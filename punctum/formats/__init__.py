@@ -6,8 +6,8 @@
 Formats (`FORMATS`): SRT, WebVTT, YouTube's SBV, Whisper JSON, Vosk JSON (an object, a list of
 objects or JSON lines), NeMo-style JSONL manifests and plain text (one paragraph per line);
 Kaldi CTM and text, pocketsphinx JSON and transformers-pipeline JSON are read and written by
-`asr`; whisper.cpp's JSON by `whispercpp`; CSV and TSV tables (a text column per row:
-call-centre logs) by `tables`.
+`asr`; whisper.cpp's JSON by `whispercpp`; Praat TextGrids (a words tier) by `textgrid`; CSV
+and TSV tables (a text column per row: call-centre logs) by `tables`.
 Each is read into a `Transcript` of `Cue`s of `Token`s: a token is one whitespace-separated
 piece of the written text (usually one word) with its timing when the source has one, and
 keeps the whitespace and markup around it (`before`, `after`), so that writing a transcript
@@ -38,11 +38,11 @@ words never change. `resegment` rebuilds subtitle cues at sentence boundaries wi
 length and duration limits; `convert` moves a transcript to another format.
 
 Modules: `transcript` (Token, Cue, Transcript, splitting text into tokens), `files` (reading,
-writing, format detection), `subtitles` (SRT, WebVTT, SBV, plain text), `json_records`
-(Whisper, Vosk, NeMo), `json_splice` (changed values written into the text read), `asr` (CTM,
-Kaldi, pocketsphinx, transformers pipeline), `whispercpp` (whisper.cpp's JSON), `tables`
-(CSV, TSV), `rolling` (roll-up captions), `restoring` (restore and convert), `resegment`
-(subtitle cues rebuilt at sentence boundaries).
+writing, format detection), `subtitles` (SRT, WebVTT, SBV, plain text), `json_records` (Whisper,
+Vosk, NeMo), `json_splice` (changed values written into the text read), `asr` (CTM, Kaldi,
+pocketsphinx, transformers pipeline), `whispercpp` (whisper.cpp's JSON), `textgrid` (Praat
+TextGrid), `tables` (CSV, TSV), `rolling` (roll-up captions), `restoring` (restore and convert),
+`resegment` (subtitle cues rebuilt at sentence boundaries).
 """
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import itertools
 import re
@@ -34,14 +35,15 @@ from punctum.formats.subtitles import (
     is_sbv_timing,
 )
 from punctum.formats.tables import dump_table, read_table
+from punctum.formats.textgrid import dump_textgrid, looks_like_textgrid, read_textgrid
 from punctum.formats.transcript import FORMATS, TABLES, Transcript
 from punctum.formats.whispercpp import dump_whispercpp, is_whispercpp, read_whispercpp
 
 _SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv", ".txt": "text", ".ctm": "ctm",
-             ".csv": "csv", ".tsv": "tsv"}
+             ".csv": "csv", ".tsv": "tsv", ".textgrid": "textgrid"}
 # timed-text formats that look like text but are not: refused by name (also before .gz)
 UNREAD = {".ass": "Advanced SubStation Alpha", ".ssa": "SubStation Alpha",
-           ".sub": "MicroDVD/SubViewer", ".textgrid": "Praat TextGrid",
+           ".sub": "MicroDVD/SubViewer",
            ".ttml": "TTML", ".dfxp": "DFXP", ".scc": "Scenarist SCC", ".stl": "EBU STL",
            ".lrc": "LRC lyrics"}
 
@@ -50,7 +52,7 @@ UNREAD = {".ass": "Advanced SubStation Alpha", ".ssa": "SubStation Alpha",
 
 def detect_format(path: str | Path) -> str:
     """The format of a file, by its extension (.srt, .vtt, .sbv, .txt, .ctm, .csv, .tsv,
-    also before .gz) or else by its content (gzip's decompressed).
+    .TextGrid, also before .gz) or else by its content (gzip's decompressed).
 
     JSON content is told apart by its keys: "segments" (Whisper), a "transcription" list
     (whisper.cpp), "result", "partial" or a
@@ -133,6 +135,8 @@ def sniff_format(text: str, name: str = "<string>") -> str:
     subtitles = _subtitle_start(head)
     if subtitles:
         return subtitles
+    if looks_like_textgrid(head):
+        return "textgrid"
     if asr.looks_like_ctm(head.split("\n", 3)[:3]):
         return "ctm"
     if not head or head[0] not in "{[":
@@ -178,6 +182,9 @@ def sniff_lines(lines: Iterable[str], name: str = "<stdin>") -> tuple[str, Itera
         return "srt", itertools.chain(head, lines)
     if is_sbv_timing(first):
         return "sbv", itertools.chain(head, lines)
+    if first.startswith('File type = "ooTextFile'):  # a TextGrid: read whole
+        whole = head + list(lines)
+        return sniff_format("\n".join(whole), name), iter(whole)
     if _JSON_START.match(first):
         whole = head + list(lines)
         return sniff_format("\n".join(whole), name), iter(whole)
@@ -265,6 +272,7 @@ def dumps(transcript: Transcript, output_key: str | None = None) -> str:
     """
     writers = {"text": _dump_text, "srt": _dump_srt, "vtt": _dump_vtt, "sbv": _dump_sbv,
                "whisper": _dump_whisper, "vosk": _dump_vosk, "whispercpp": dump_whispercpp,
+               "textgrid": dump_textgrid,
                **asr.WRITERS}
     if transcript.format == "nemo":
         text = _dump_nemo(transcript, output_key)
@@ -300,6 +308,7 @@ def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript
         text, meta = raw.removeprefix("\ufeff"), {**meta, "newline": "\n"}
     readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt, "sbv": _read_sbv,
                "whisper": _read_whisper, "vosk": _read_vosk, "whispercpp": read_whispercpp,
+               "textgrid": read_textgrid,
                **asr.READERS}
     if format == "nemo":
         return _read_nemo(text, name, meta, text_key or "pred_text")
@@ -311,7 +320,8 @@ def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript
 
 
 def _read_text(path: str | Path, errors: str = "strict") -> str:
-    """A file's UTF-8 text (gzip's decompressed); errors name the line."""
+    """A file's UTF-8 text (gzip's decompressed), or UTF-16 text where a byte-order mark
+    says so (Praat's TextGrids, Windows "Unicode" subtitles); errors name the line."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
@@ -320,6 +330,12 @@ def _read_text(path: str | Path, errors: str = "strict") -> str:
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
     data = _gunzip(path.read_bytes(), path)
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:  # (the mark tells the byte order, and is dropped)
+            return data.decode("utf-16", errors=errors)
+        except UnicodeDecodeError as error:
+            raise NotUtf8Error(f"{path}: not valid UTF-16 after its byte-order mark "
+                               f"({error.reason})") from None
     try:
         text = data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as error:

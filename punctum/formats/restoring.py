@@ -117,10 +117,15 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
 
 
 def _one_timeline(transcript: Transcript, format: str) -> None:
-    """Refuse to write a batch of transformers pipeline results, each timed from 0, as one
-    timed file: its cues would go back in time at each result."""
+    """Refuse to write texts timed each on their own as one timed file: a batch of
+    transformers pipeline results, each timed from 0 (its cues would go back in time at each
+    result), or the word tiers of several speakers of a TextGrid (they overlap)."""
     timed = [doc for doc in transcript.meta.get("documents", ())
              if any(transcript.cues[i].start is not None for i in doc)]
+    if len(timed) > 1 and transcript.format == "textgrid":
+        raise ValueError(f"the TextGrid holds {len(timed)} word tiers (one per speaker) on "
+                         f"one timeline; one {format} file holds one: write --to text (a "
+                         f"line per tier), or restore the TextGrid itself")
     if len(timed) > 1:
         raise ValueError(f"the {transcript.format} batch holds {len(timed)} results, each "
                          f"timed from its own start; one {format} file has one timeline: "

@@ -12,10 +12,11 @@ from typing import Any
 from punctum.references import REFERENCE
 
 FORMATS = ("text", "srt", "vtt", "sbv", "whisper", "whispercpp", "vosk", "nemo", "ctm", "kaldi",
-           "sphinx", "hf", "csv", "tsv")
+           "sphinx", "hf", "textgrid", "csv", "tsv")
 EXTENSIONS = {"text": ".txt", "srt": ".srt", "vtt": ".vtt", "sbv": ".sbv", "whisper": ".json",
               "whispercpp": ".json", "vosk": ".json", "nemo": ".jsonl", "ctm": ".ctm",
-              "kaldi": ".txt", "sphinx": ".jsonl", "hf": ".json", "csv": ".csv", "tsv": ".tsv"}
+              "kaldi": ".txt", "sphinx": ".jsonl", "hf": ".json", "textgrid": ".TextGrid",
+              "csv": ".csv", "tsv": ".tsv"}
 SUBTITLES = ("srt", "vtt")
 # Formats whose cues are separate texts (paragraphs, utterances of different recordings):
 # context does not flow from one cue to the next, and each cue is closed as a text.

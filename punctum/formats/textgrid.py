@@ -1,0 +1,195 @@
+"""Praat TextGrid files (long and short text forms), read and written for `formats`.
+
+    punctum restore -i aligned.TextGrid -o aligned.punct.TextGrid   # e.g. Montreal Forced Aligner
+    punctum restore -i aligned.TextGrid --model en-tiny-pauses       # its word times as pauses
+
+The words of one tier are restored: a tier named "words" (or "word", or "<speaker> - words" as
+the Montreal Forced Aligner names one speaker's words: each speaker's tier its own text), else
+one named "transcript", "transcription", "text", "utterance(s)", "sentence(s)" or "ortho", else
+the first interval tier. Each interval is a cue with its times; an interval of one word gives
+that word its times (so that a pause-aware model reads the pauses between words). Empty
+intervals and silence labels ("sil", "sp", "spn", "<eps>") never reach the model. Only the
+changed interval texts are written again, each in place in the text read, so every other
+byte stays (phone tiers, point tiers, numbers as written, the long or short form).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from punctum.formats.transcript import (
+    MAX_SECONDS,
+    Cue,
+    Transcript,
+    fillers_kept_out,
+    shown,
+    split_tokens,
+)
+
+# A value of the text forms: a string ("" inside doubles a quote), a number, a flag; the
+# labels of the long form ("xmin =", "intervals [3]:", "item []:") are skipped, as are
+# comments after "!" in the short form.
+_VALUE = re.compile(r'"(?:[^"]|"")*"|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?=\s|$)|'
+                    r'<exists>|<absent>|![^\n]*|\[[^\]\n]*\]|[^\s"]+')
+_SILENCE = frozenset({"sil", "sp", "spn", "<eps>", "#", "<sil>"})
+_WORD_TIERS = ("words", "word")
+_TEXT_TIERS = ("transcript", "transcription", "text", "utterance", "utterances", "sentence",
+               "sentences", "ortho", "orthography")
+
+
+@dataclass(frozen=True)
+class _Value:
+    """One value of the file: its Python value and where its text stands."""
+    value: Any
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class _Tier:
+    name: str
+    kind: str
+    intervals: list[tuple[_Value, _Value, _Value]]  # xmin, xmax, text (interval tiers)
+
+
+def looks_like_textgrid(text: str) -> bool:
+    """Whether a text starts as a TextGrid text file does."""
+    head = text.lstrip("\ufeff \t\r\n")[:200]
+    return head.startswith('File type = "ooTextFile') and '"TextGrid"' in head
+
+
+def read_textgrid(text: str, name: str, meta: dict) -> Transcript:
+    values = _values(text, name)
+    chosen = _chosen_tiers(_tiers(_Reader(values, name, text)), name)
+    cues, documents, spans = [], [], []
+    for tier in chosen:
+        first = len(cues)
+        for xmin, xmax, label in tier.intervals:
+            if label.value.strip() and label.value.strip().lower() not in _SILENCE:
+                cues.append(_cue(xmin, xmax, label.value, name, text))
+                spans.append(label)
+        documents.append(list(range(first, len(cues))))
+    return Transcript("textgrid", tuple(cues), {**meta, "documents": documents,
+                                                "textgrid": {"text": text, "spans": spans}})
+
+
+def _values(text: str, name: str) -> list[_Value]:
+    """The strings, numbers and flags of the file in order (labels and comments skipped)."""
+    out = []
+    for match in _VALUE.finditer(text):
+        token = match.group()
+        if token.startswith('"'):
+            out.append(_Value(token[1:-1].replace('""', '"'), match.start(), match.end()))
+        elif token in ("<exists>", "<absent>"):
+            out.append(_Value(token, match.start(), match.end()))
+        elif token[0].isdigit() or token[0] in "-+.":
+            try:
+                out.append(_Value(float(token), match.start(), match.end()))
+            except ValueError:
+                continue  # ("-" alone: a label)
+    if len(out) < 2 or out[0].value not in ("ooTextFile", "ooTextFile short") \
+            or out[1].value != "TextGrid":
+        raise ValueError(f'{name}: not a Praat TextGrid text file (File type = "ooTextFile", '
+                         f'Object class = "TextGrid"); save a binary TextGrid as text')
+    return out
+
+
+class _Reader:
+    """The values of a TextGrid in order, each taken with a check of its kind; errors name
+    the line of the value."""
+
+    def __init__(self, values: list[_Value], name: str, text: str) -> None:
+        self.values, self.at, self.name, self.text = values, 2, name, text
+
+    def where(self, value: _Value) -> str:
+        return f"{self.name}:{self.text.count(chr(10), 0, value.start) + 1}"
+
+    def take(self, kind: type, what: str) -> _Value:
+        if self.at >= len(self.values):
+            raise ValueError(f"{self.name}: the file ends where {what} should be")
+        value = self.values[self.at]
+        if not isinstance(value.value, kind):
+            raise ValueError(f"{self.where(value)}: expected {what}, got {shown(value.value)}")
+        self.at += 1
+        return value
+
+    def time(self, what: str) -> _Value:
+        value = self.take(float, what)
+        if not abs(value.value) <= MAX_SECONDS:
+            raise ValueError(f"{self.where(value)}: {what} {value.value:g} is beyond "
+                             f"{MAX_SECONDS:.0e} seconds")
+        return value
+
+    def count(self, what: str) -> int:
+        value = self.take(float, what)
+        if value.value != int(value.value) or not 0 <= value.value <= len(self.values):
+            raise ValueError(f"{self.where(value)}: expected {what}, got {value.value:g}")
+        return int(value.value)
+
+
+def _tiers(reader: _Reader) -> list[_Tier]:
+    reader.time("the file's xmin")
+    reader.time("the file's xmax")
+    if reader.take(str, "<exists> or <absent>").value == "<absent>":
+        return []
+    tiers = []
+    for _ in range(reader.count("the number of tiers")):
+        kind = reader.take(str, 'a tier class ("IntervalTier" or "TextTier")')
+        tier_name = reader.take(str, "a tier name").value
+        reader.time("the tier's xmin")
+        reader.time("the tier's xmax")
+        size = reader.count("the number of intervals or points")
+        if kind.value == "IntervalTier":
+            intervals = [(reader.time("an interval's xmin"), reader.time("an interval's xmax"),
+                          reader.take(str, "an interval's text")) for _ in range(size)]
+        elif kind.value == "TextTier":
+            intervals = []
+            for _ in range(size):
+                reader.time("a point's time")
+                reader.take(str, "a point's mark")
+        else:
+            raise ValueError(f"{reader.where(kind)}: tier {shown(tier_name)} is of class "
+                             f"{shown(kind.value)}, not IntervalTier or TextTier")
+        tiers.append(_Tier(tier_name, kind.value, intervals))
+    return tiers
+
+
+def _chosen_tiers(tiers: list[_Tier], name: str) -> list[_Tier]:
+    """The tiers to restore (see the module docstring)."""
+    intervals = [t for t in tiers if t.kind == "IntervalTier"]
+    if not intervals:
+        raise ValueError(f"{name}: the TextGrid has no interval tier to restore")
+
+    def named(tier: _Tier) -> str:
+        return " ".join(tier.name.lower().split())
+    words = [t for t in intervals if named(t) in _WORD_TIERS
+             or named(t).endswith(tuple(f" - {w}" for w in _WORD_TIERS))]
+    return words or [t for t in intervals if named(t) in _TEXT_TIERS][:1] or intervals[:1]
+
+
+def _cue(xmin: _Value, xmax: _Value, label: str, name: str, text: str) -> Cue:
+    start, end = xmin.value, xmax.value
+    if end < start:
+        line = text.count("\n", 0, xmax.start) + 1
+        raise ValueError(f"{name}:{line}: the interval ends ({end:g}) before it starts "
+                         f"({start:g})")
+    tokens = fillers_kept_out(split_tokens(label))
+    if sum(1 for t in tokens if t.text) == 1:  # a word-level interval: its times are the word's
+        tokens = tuple(replace(t, start=start, end=end) if t.text else t for t in tokens)
+    return Cue(start, end, tokens)
+
+
+def dump_textgrid(transcript: Transcript) -> str:
+    """The text read with each changed interval text written in place (doubled quotes)."""
+    source = transcript.meta.get("textgrid")
+    if source is None or len(source["spans"]) != len(transcript.cues):
+        raise ValueError("a TextGrid is written from the TextGrid it was read from; convert "
+                         "to srt, vtt, text or json instead")
+    text, pieces, position = source["text"], [], 0
+    for span, cue in zip(source["spans"], transcript.cues):
+        if cue.text != span.value:
+            pieces += [text[position:span.start], '"' + cue.text.replace('"', '""') + '"']
+            position = span.end
+    return "".join(pieces) + text[position:]

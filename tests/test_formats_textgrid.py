@@ -1,0 +1,125 @@
+"""Praat TextGrid files (`formats.textgrid`): read, restored, written back, converted."""
+
+import io
+
+import pytest
+from test_formats import ScriptedPunctuator, _write
+
+from punctum import formats
+from punctum.cli import main
+from punctum.runtime import RestoreOptions
+
+
+def _long(tiers: list[tuple[str, list[tuple[float, float, str]]]], end: float = 3.0) -> str:
+    """A TextGrid in Praat's long text form (a sample written for these tests)."""
+    lines = ['File type = "ooTextFile"', 'Object class = "TextGrid"', "", "xmin = 0 ",
+             f"xmax = {end:g} ", "tiers? <exists> ", f"size = {len(tiers)} ", "item []: "]
+    for n, (name, intervals) in enumerate(tiers, start=1):
+        lines += [f"    item [{n}]:", '        class = "IntervalTier" ',
+                  f'        name = "{name}" ', "        xmin = 0 ", f"        xmax = {end:g} ",
+                  f"        intervals: size = {len(intervals)} "]
+        for k, (start, stop, text) in enumerate(intervals, start=1):
+            quoted = text.replace('"', '""')
+            lines += [f"        intervals [{k}]:", f"            xmin = {start:g} ",
+                      f"            xmax = {stop:g} ", f'            text = "{quoted}" ']
+    return "\n".join(lines) + "\n"
+
+
+WORDS = [(0, 0.3, ""), (0.3, 0.6, "so"), (0.6, 0.9, "what"), (0.9, 1.2, "do"),
+         (1.2, 1.5, "you"), (1.5, 2.0, "think"), (2.0, 2.4, "sil"), (2.4, 3.0, "<unk>")]
+PHONES = [(0, 3.0, "S OW1 W AH1 T")]
+ALIGNED = _long([("words", WORDS), ("phones", PHONES)])
+SHORT = ('File type = "ooTextFile"\nObject class = "TextGrid"\n\n0\n2\n<exists>\n1\n'
+         '"IntervalTier"\n"utterance"\n0\n2\n2\n0\n1\n"so what do you think\ni think"\n'
+         '1\n2\n"it\'s ""great"" we met"\n')
+
+
+def _restored(content: str, reference: str):
+    punctuator = ScriptedPunctuator(reference)
+    transcript = formats.loads(content, "auto", name="aligned.TextGrid")
+    return formats.restore_transcript(transcript, punctuator, RestoreOptions()), punctuator
+
+
+def test_the_words_tier_is_read_with_each_words_times(tmp_path):
+    transcript = formats.loads(ALIGNED, "auto", name="aligned.TextGrid")
+    assert transcript.format == "textgrid"
+    assert [(t.text, t.start, t.end) for c in transcript.cues for t in c.tokens if t.text] == [
+        ("so", 0.3, 0.6), ("what", 0.6, 0.9), ("do", 0.9, 1.2), ("you", 1.2, 1.5),
+        ("think", 1.5, 2.0)]  # silences, "sil" and "<unk>" never reach the model
+    assert formats.detect_format(_write(tmp_path, "a.TextGrid", ALIGNED)) == "textgrid"
+    assert formats.sniff_format(ALIGNED) == "textgrid"
+    assert formats.sniff_lines(io.StringIO(ALIGNED))[0] == "textgrid"
+    assert formats.dumps(transcript) == ALIGNED
+
+
+def test_only_the_changed_texts_are_written_and_other_tiers_stay():
+    restored, punctuator = _restored(ALIGNED, "So, what do you think?")
+    assert punctuator.calls == [["so", "what", "do", "you", "think"]]
+    assert formats.dumps(restored) == ALIGNED.replace('"so"', '"So,"').replace(
+        '"think"', '"think?"')
+
+
+def test_the_short_form_with_quotes_and_line_breaks_in_texts():
+    restored, _ = _restored(SHORT, 'So what do you think? I think it\'s "great". We met.')
+    assert formats.dumps(restored) == SHORT.replace(
+        '"so what do you think\ni think"', '"So what do you think?\nI think"').replace(
+        '"it\'s ""great"" we met"', '"it\'s ""great"". We met."')
+
+
+def test_each_speakers_word_tier_is_a_text_of_its_own():
+    content = _long([("A - words", [(0, 1, "so"), (1, 2, "what")]),
+                     ("A - phones", [(0, 2, "S OW1")]),
+                     ("B - words", [(0.5, 1, "i"), (1, 2, "see")])])
+    restored, punctuator = _restored(content, "So what? I see.")
+    assert sorted(punctuator.calls) == [["i", "see"], ["so", "what"]]
+    assert formats.dumps(formats.convert(restored, "text")) == "So what?\nI see.\n"
+    with pytest.raises(ValueError, match="2 word tiers"):
+        formats.convert(restored, "srt")
+
+
+@pytest.mark.parametrize("names, chosen", [
+    (["phones", "transcript", "notes"], "transcript"), (["mine", "phones"], "mine")])
+def test_a_tier_named_for_text_else_the_first(names, chosen):
+    content = _long([(name, [(0, 1, name)]) for name in names])
+    transcript = formats.loads(content, "textgrid")
+    assert [t.text for c in transcript.cues for t in c.tokens] == [chosen]
+
+
+@pytest.mark.parametrize("content, message", [
+    ('File type = "ooTextFile"\nObject class = "Pitch 1"\n', "not a Praat TextGrid"),
+    (ALIGNED[:ALIGNED.index("intervals [3]")], "the file ends where"),
+    (_long([("words", [(2, 1, "so")])]), r"aligned.TextGrid:\d+: the interval ends"),
+    (ALIGNED.replace('"IntervalTier" \n        name = "phones"', '"Pitch" \n        name = '
+                     '"phones"'), r":\d+: tier 'phones' is of class 'Pitch'"),
+    (_long([("words", [(0, 1e12, "so")])]), r":\d+: an interval's xmax 1e\+12 is beyond"),
+    (ALIGNED.replace("xmin = 0.3 ", 'xmin = "x" ', 1), r":\d+: expected an interval's xmin")])
+def test_malformed_textgrids_get_one_line_errors(content, message):
+    with pytest.raises(ValueError, match=message) as error:
+        formats.loads(content, "textgrid", name="aligned.TextGrid")
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_utf16_files_with_a_byte_order_mark_are_read(tmp_path, encoding):
+    path = tmp_path / "praat.TextGrid"  # (Praat writes UTF-16 when a text is not ASCII)
+    path.write_bytes((b"\xfe\xff" if encoding.endswith("be") else b"") +
+                     ALIGNED.replace('"do"', '"dö"').encode(encoding))
+    transcript = formats.read(path)
+    assert transcript.format == "textgrid" and "dö" in [
+        t.text for c in transcript.cues for t in c.tokens]
+    srt = tmp_path / "win.srt"
+    srt.write_bytes("1\n00:00:01,000 --> 00:00:02,000\ncafé\n".encode("utf-16"))
+    assert formats.read(srt).cues[0].tokens[0].text == "café"
+    (tmp_path / "bad.srt").write_bytes(b"\xff\xfe" + b"\x00\xd8")  # a lone surrogate
+    with pytest.raises(ValueError, match="not valid UTF-16"):
+        formats.read(tmp_path / "bad.srt")
+
+
+def test_cli_restores_a_textgrid_and_converts_it(tmp_path, capsys, tiny_artifact):
+    path = _write(tmp_path, "a.TextGrid", ALIGNED)
+    assert main(["restore", "--model", str(tiny_artifact), "-i", str(path), "-o",
+                 str(tmp_path / "out.TextGrid")]) == 0
+    out = (tmp_path / "out.TextGrid").read_text()
+    assert out.count("\n") == ALIGNED.count("\n") and '"S OW1 W AH1 T"' in out
+    assert main(["restore", "--model", str(tiny_artifact), "-i", str(path), "--to", "srt"]) == 0
+    assert capsys.readouterr().out.startswith("1\n00:00:00,300 --> 00:00:00,600\n")
