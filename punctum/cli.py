@@ -267,14 +267,15 @@ def _add_restore_options(parser) -> None:
     parser.add_argument("--text-key",
                         help="NeMo manifests: the key to restore (default: pred_text); CSV/TSV "
                              "tables: the column (default: the first named text, transcript, "
-                             "transcription, utterance, sentence or pred_text)")
+                             "transcription, utterance, sentence or pred_text); TextGrids: the "
+                             "interval tier (default: words, or a text tier)")
     parser.add_argument("--output-key",
                         help="NeMo manifests and tables: the key or column to write (default: "
                              "--text-key; a new column is added last)")
 
 
 def _run_restore(args) -> int:
-    from punctum.formats import KEYED
+    from punctum.formats import KEYED, TEXT_KEYED
     from punctum.runtime import Punctuator
 
     if args.input_dir is not None or args.output_dir is not None:
@@ -288,9 +289,13 @@ def _run_restore(args) -> int:
     for source in sources:  # option conflicts before the model loads or any output is written
         options.check(source.name, source.format)
         if (args.output_key is not None or args.text_key is not None) and \
-                source.format not in KEYED:  # (in a folder: to its manifests and tables only)
-            raise ValueError(f"{source.name}: --text-key and --output-key are for NeMo "
-                             f"manifests and CSV/TSV tables, not {source.format} input")
+                source.format not in TEXT_KEYED:  # (in a folder: to manifests, tables and
+            raise ValueError(f"{source.name}: --text-key and --output-key are for NeMo "  # grids
+                             f"manifests and CSV/TSV tables (--text-key also for TextGrid "
+                             f"tiers), not {source.format} input")
+        if args.output_key is not None and source.format not in KEYED:
+            raise ValueError(f"{source.name}: --output-key is for NeMo manifests and CSV/TSV "
+                             f"tables; a TextGrid's tier is restored in place")
     if args.output == "":
         raise ValueError("-o/--output needs a path ('-' for standard output)")
     targets = [_restore_target(args.output, s, len(sources), options) for s in sources]
@@ -576,10 +581,10 @@ def _check_output_suffix(target: str | None, output_format: str, name: str,
     if target is None or standard_stream(target) is not None:
         return
     suffix = os.path.splitext(target.lower().removesuffix(".gz"))[1]
-    named = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv"}.get(suffix)
+    named = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv", ".textgrid": "textgrid"}.get(suffix)
     if named is not None and named != output_format:
-        convert = "SBV is written from SBV input alone" if named == "sbv" else \
-            f"add --to {named} to convert it"
+        convert = f"add --to {named} to convert it" if named in ("srt", "vtt") else \
+            f"{'SBV' if named == 'sbv' else 'a TextGrid'} is written from such input alone"
         raise ValueError(f"{target}: the output of {name} is {output_format}, not {named}; "
                          f"{convert}, or name the file otherwise")
     from punctum.batch import JSON_FORMATS

@@ -69,7 +69,7 @@ def test_cli_restores_an_sbv_file_in_place_of_its_format(tmp_path, capsys):
     srt = _write(tmp_path, "c.srt", "1\n00:00:01,000 --> 00:00:02,000\nhi there\n")
     assert main(["restore", "-i", str(srt), "-o", str(tmp_path / "x.sbv")]) == 2
     err = capsys.readouterr().err  # (no --to sbv to suggest)
-    assert "SBV is written from SBV input alone" in err and "--to sbv" not in err
+    assert "SBV is written from such input alone" in err and "--to sbv" not in err
     assert main(["restore", "-i", str(path), "-o", str(tmp_path / "out.sbv")]) == 0
     lines = (tmp_path / "out.sbv").read_text().split("\n")
     assert lines[0] == "0:00:00.599,0:00:04.160" and lines[4] == "0:00:04.160,1:02:06.770"

@@ -78,11 +78,33 @@ def test_each_speakers_word_tier_is_a_text_of_its_own():
 
 
 @pytest.mark.parametrize("names, chosen", [
-    (["phones", "transcript", "notes"], "transcript"), (["mine", "phones"], "mine")])
-def test_a_tier_named_for_text_else_the_first(names, chosen):
+    (["phones", "transcript", "notes"], "transcript"), (["mine", "phones"], "mine"),
+    (["PhonAlign", "TokensAlign"], "TokensAlign")])  # (SPPAS: phones first)
+def test_a_tier_named_for_text_else_the_first_not_of_phones(names, chosen):
     content = _long([(name, [(0, 1, name)]) for name in names])
     transcript = formats.loads(content, "textgrid")
     assert [t.text for c in transcript.cues for t in c.tokens] == [chosen]
+
+
+def test_the_tier_named_by_text_key():
+    transcript = formats.loads(ALIGNED, "textgrid", text_key="phones")
+    assert [t.text for c in transcript.cues for t in c.tokens] == "S OW1 W AH1 T".split()
+    with pytest.raises(ValueError, match="no interval tier named 'word'.*'words', 'phones'"):
+        formats.loads(ALIGNED, "textgrid", text_key="word")
+
+
+def test_point_tiers_comments_and_crlf_are_read_and_kept(tmp_path):
+    content = ('File type = "ooTextFile"\r\nObject class = "TextGrid"\r\n\r\n0 ! start\r\n'
+               '2\r\n<exists>\r\n2\r\n"TextTier"\r\n"events"\r\n0\r\n2\r\n1\r\n0.5\r\n'
+               '"click"\r\n"IntervalTier"\r\n"words"\r\n0\r\n2\r\n1\r\n0\r\n2\r\n'
+               '"so what"\r\n')
+    path = tmp_path / "c.TextGrid"
+    path.write_bytes(content.encode())
+    transcript = formats.read(path)
+    assert [t.text for c in transcript.cues for t in c.tokens] == ["so", "what"]
+    restored = formats.restore_transcript(transcript, ScriptedPunctuator("So what?"))
+    assert formats.dumps(restored).encode() == content.replace('"so what"',
+                                                               '"So what?"').encode()
 
 
 @pytest.mark.parametrize("content, message", [
@@ -91,8 +113,17 @@ def test_a_tier_named_for_text_else_the_first(names, chosen):
     (_long([("words", [(2, 1, "so")])]), r"aligned.TextGrid:\d+: the interval ends"),
     (ALIGNED.replace('"IntervalTier" \n        name = "phones"', '"Pitch" \n        name = '
                      '"phones"'), r":\d+: tier 'phones' is of class 'Pitch'"),
-    (_long([("words", [(0, 1e12, "so")])]), r":\d+: an interval's xmax 1e\+12 is beyond"),
-    (ALIGNED.replace("xmin = 0.3 ", 'xmin = "x" ', 1), r":\d+: expected an interval's xmin")])
+    (_long([("words", [(0, 1e12, "so")])]), r":\d+: an interval's xmax 1e\+12 is not a time "
+     r"from 0 to 1e\+10"),
+    (ALIGNED.replace("xmin = 0.3 ", 'xmin = "x" ', 1), r":\d+: expected an interval's xmin"),
+    (ALIGNED.replace("size = 2 ", "size = 1e999 "), r":7: expected the number of tiers, got inf"),
+    (ALIGNED.replace("size = 8 ", "size = nan "), r":14: 'nan' is not a number"),
+    (ALIGNED.replace("size = 8 ", "size = -inf "), r":14: '-inf' is not a number"),
+    (ALIGNED.replace("xmax = 0.6 ", "xmax = 1_0 "), r"'1_0' is not a number"),
+    (ALIGNED + '        intervals [2]:\n            xmin = 3 \n            xmax = 4 \n', r":\d+: "
+     r"values after the last tier \(do the tiers' sizes match"),
+    (SHORT[:150], r"aligned.TextGrid:19: a string that is never closed"),
+    (_long([("words", [(-1.5, 0.5, "so")])]), r"xmin -1.5 is not a time from 0")])
 def test_malformed_textgrids_get_one_line_errors(content, message):
     with pytest.raises(ValueError, match=message) as error:
         formats.loads(content, "textgrid", name="aligned.TextGrid")
@@ -119,7 +150,12 @@ def test_cli_restores_a_textgrid_and_converts_it(tmp_path, capsys, tiny_artifact
     path = _write(tmp_path, "a.TextGrid", ALIGNED)
     assert main(["restore", "--model", str(tiny_artifact), "-i", str(path), "-o",
                  str(tmp_path / "out.TextGrid")]) == 0
-    out = (tmp_path / "out.TextGrid").read_text()
-    assert out.count("\n") == ALIGNED.count("\n") and '"S OW1 W AH1 T"' in out
+    out = (tmp_path / "out.TextGrid").read_text().split("\n")
+    changed = [n for n, (a, b) in enumerate(zip(ALIGNED.split("\n"), out)) if a != b]
+    assert len(out) == len(ALIGNED.split("\n")) and changed  # the words' text lines alone
+    assert all(out[n].startswith('            text = "') and n < ALIGNED.index("phones")
+               for n in changed)
+    assert main(["restore", "--model", str(tiny_artifact), "-i", str(path), "-o",
+                 str(tmp_path / "x.srt")]) == 2 and "--to srt" in capsys.readouterr().err
     assert main(["restore", "--model", str(tiny_artifact), "-i", str(path), "--to", "srt"]) == 0
     assert capsys.readouterr().out.startswith("1\n00:00:00,300 --> 00:00:00,600\n")

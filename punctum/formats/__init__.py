@@ -67,6 +67,7 @@ from punctum.formats.transcript import (
     KEYED,
     SUBTITLES,
     TABLES,
+    TEXT_KEYED,
     UNTIMED,
     Cue,
     Token,
@@ -74,8 +75,8 @@ from punctum.formats.transcript import (
     split_tokens,
 )
 
-__all__ = ["EXTENSIONS", "FORMATS", "INDEPENDENT_CUES", "KEYED", "SUBTITLES", "TABLES",
-           "UNTIMED", "Cue",
+__all__ = ["EXTENSIONS", "FORMATS", "INDEPENDENT_CUES", "KEYED", "SUBTITLES", "TEXT_KEYED",
+           "TABLES", "UNTIMED", "Cue",
            "ResegmentOptions", "Token", "Transcript", "convert", "detect_format", "UNREAD", "dumps",
            "format_time", "loads", "read", "resegment", "restore_lines", "restore_transcript",
            "sniff_format", "sniff_lines",

@@ -314,6 +314,8 @@ def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript
         return _read_nemo(text, name, meta, text_key or "pred_text")
     if format in TABLES:
         return read_table(text, name, meta, format, text_key)
+    if format == "textgrid":
+        return read_textgrid(text, name, meta, text_key)
     if format not in readers:
         raise ValueError(f"format must be 'auto' or one of {FORMATS}, got {format!r}")
     return readers[format](text, name, meta)

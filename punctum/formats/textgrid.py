@@ -3,14 +3,17 @@
     punctum restore -i aligned.TextGrid -o aligned.punct.TextGrid   # e.g. Montreal Forced Aligner
     punctum restore -i aligned.TextGrid --model en-tiny-pauses       # its word times as pauses
 
-The words of one tier are restored: a tier named "words" (or "word", or "<speaker> - words" as
-the Montreal Forced Aligner names one speaker's words: each speaker's tier its own text), else
-one named "transcript", "transcription", "text", "utterance(s)", "sentence(s)" or "ortho", else
-the first interval tier. Each interval is a cue with its times; an interval of one word gives
-that word its times (so that a pause-aware model reads the pauses between words). Empty
-intervals and silence labels ("sil", "sp", "spn", "<eps>") never reach the model. Only the
-changed interval texts are written again, each in place in the text read, so every other
-byte stays (phone tiers, point tiers, numbers as written, the long or short form).
+The words of one tier are restored: the interval tier named by `--text-key`, else a tier named
+"words" (or "word", or "<speaker> - words" as the Montreal Forced Aligner names one speaker's
+words: each speaker's tier its own text), else one named "transcript", "transcription", "text",
+"utterance(s)", "sentence(s)" or "ortho(graphy)", else the first interval tier whose name does
+not hold "phon", else the first. Each interval is a cue with its times; an interval of one word
+gives that word its times (so that a pause-aware model reads the pauses between words). Empty
+intervals and silence labels ("sil", "sp", "spn", "<eps>", "<sil>", "#") never reach the model.
+Only the changed interval texts are written again, each in place in the text read, so every
+other character stays (phone tiers, point tiers, numbers as written, the long or short form; a
+UTF-16 file is written back as UTF-8). Times must run from 0 (Praat allows negative ones, which
+no timed format punctum writes can hold).
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ from punctum.formats.transcript import (
 # labels of the long form ("xmin =", "intervals [3]:", "item []:") are skipped, as are
 # comments after "!" in the short form.
 _VALUE = re.compile(r'"(?:[^"]|"")*"|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?=\s|$)|'
-                    r'<exists>|<absent>|![^\n]*|\[[^\]\n]*\]|[^\s"]+')
+                    r'<exists>|<absent>|![^\n]*|\[[^\]\n]*\]|"|[^\s"]+')
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _SILENCE = frozenset({"sil", "sp", "spn", "<eps>", "#", "<sil>"})
 _WORD_TIERS = ("words", "word")
 _TEXT_TIERS = ("transcript", "transcription", "text", "utterance", "utterances", "sentence",
@@ -60,9 +64,10 @@ def looks_like_textgrid(text: str) -> bool:
     return head.startswith('File type = "ooTextFile') and '"TextGrid"' in head
 
 
-def read_textgrid(text: str, name: str, meta: dict) -> Transcript:
+def read_textgrid(text: str, name: str, meta: dict, tier: str | None = None) -> Transcript:
+    """A TextGrid's chosen tier (`tier`: the one of that name) as cues."""
     values = _values(text, name)
-    chosen = _chosen_tiers(_tiers(_Reader(values, name, text)), name)
+    chosen = _chosen_tiers(_tiers(_Reader(values, name, text)), name, tier)
     cues, documents, spans = [], [], []
     for tier in chosen:
         first = len(cues)
@@ -80,15 +85,19 @@ def _values(text: str, name: str) -> list[_Value]:
     out = []
     for match in _VALUE.finditer(text):
         token = match.group()
+        if token == '"':
+            raise ValueError(f"{name}:{text.count(chr(10), 0, match.start()) + 1}: a string "
+                             f"that is never closed (a missing '\"')")
         if token.startswith('"'):
             out.append(_Value(token[1:-1].replace('""', '"'), match.start(), match.end()))
         elif token in ("<exists>", "<absent>"):
             out.append(_Value(token, match.start(), match.end()))
-        elif token[0].isdigit() or token[0] in "-+.":
-            try:
-                out.append(_Value(float(token), match.start(), match.end()))
-            except ValueError:
-                continue  # ("-" alone: a label)
+        elif _NUMBER.fullmatch(token):
+            out.append(_Value(float(token), match.start(), match.end()))
+        elif token[0].isdigit() or (token[0] in "-+." and token not in ("-", "+", ".")) \
+                or token.lower().lstrip("-+") in ("nan", "inf", "infinity"):
+            raise ValueError(f"{name}:{text.count(chr(10), 0, match.start()) + 1}: "
+                             f"{shown(token)} is not a number")
     if len(out) < 2 or out[0].value not in ("ooTextFile", "ooTextFile short") \
             or out[1].value != "TextGrid":
         raise ValueError(f'{name}: not a Praat TextGrid text file (File type = "ooTextFile", '
@@ -117,16 +126,21 @@ class _Reader:
 
     def time(self, what: str) -> _Value:
         value = self.take(float, what)
-        if not abs(value.value) <= MAX_SECONDS:
-            raise ValueError(f"{self.where(value)}: {what} {value.value:g} is beyond "
-                             f"{MAX_SECONDS:.0e} seconds")
+        if not 0 <= value.value <= MAX_SECONDS:  # (Praat allows negative times: no timed
+            raise ValueError(f"{self.where(value)}: {what} {value.value:g} is not a time "
+                             f"from 0 to {MAX_SECONDS:.0e} seconds")  # format punctum writes)
         return value
 
     def count(self, what: str) -> int:
         value = self.take(float, what)
-        if value.value != int(value.value) or not 0 <= value.value <= len(self.values):
+        if not 0 <= value.value <= len(self.values) or value.value != int(value.value):
             raise ValueError(f"{self.where(value)}: expected {what}, got {value.value:g}")
         return int(value.value)
+
+    def end(self) -> None:
+        if self.at < len(self.values):
+            raise ValueError(f"{self.where(self.values[self.at])}: values after the last "
+                             f"tier (do the tiers' sizes match their intervals?)")
 
 
 def _tiers(reader: _Reader) -> list[_Tier]:
@@ -153,12 +167,21 @@ def _tiers(reader: _Reader) -> list[_Tier]:
             raise ValueError(f"{reader.where(kind)}: tier {shown(tier_name)} is of class "
                              f"{shown(kind.value)}, not IntervalTier or TextTier")
         tiers.append(_Tier(tier_name, kind.value, intervals))
+    reader.end()
     return tiers
 
 
-def _chosen_tiers(tiers: list[_Tier], name: str) -> list[_Tier]:
-    """The tiers to restore (see the module docstring)."""
+def _chosen_tiers(tiers: list[_Tier], name: str, wanted: str | None) -> list[_Tier]:
+    """The tiers to restore: the interval tier named `wanted`, else as the module docstring
+    says."""
     intervals = [t for t in tiers if t.kind == "IntervalTier"]
+    if wanted is not None:
+        found = [t for t in intervals if t.name == wanted]
+        if not found:
+            names = ", ".join(shown(t.name) for t in intervals) or "none"
+            raise ValueError(f"{name}: no interval tier named {shown(wanted)} (its interval "
+                             f"tiers: {names})")
+        return found[:1]
     if not intervals:
         raise ValueError(f"{name}: the TextGrid has no interval tier to restore")
 
@@ -166,7 +189,9 @@ def _chosen_tiers(tiers: list[_Tier], name: str) -> list[_Tier]:
         return " ".join(tier.name.lower().split())
     words = [t for t in intervals if named(t) in _WORD_TIERS
              or named(t).endswith(tuple(f" - {w}" for w in _WORD_TIERS))]
-    return words or [t for t in intervals if named(t) in _TEXT_TIERS][:1] or intervals[:1]
+    texts = [t for t in intervals if named(t) in _TEXT_TIERS][:1]
+    not_phones = [t for t in intervals if "phon" not in named(t)][:1]  # (SPPAS: PhonAlign)
+    return words or texts or not_phones or intervals[:1]
 
 
 def _cue(xmin: _Value, xmax: _Value, label: str, name: str, text: str) -> Cue:

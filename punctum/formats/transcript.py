@@ -27,6 +27,8 @@ UNTIMED = frozenset({"text", "nemo", "kaldi", "csv", "tsv"})
 TABLES = ("csv", "tsv")
 # Formats whose text is one field of each record, named by a key (--text-key, --output-key).
 KEYED = ("nemo", *TABLES)
+# Formats that take a text key alone (the TextGrid tier to restore; no output key).
+TEXT_KEYED = (*KEYED, "textgrid")
 # The largest time in seconds a file may hold (over 300 years: Unix times fit).
 MAX_SECONDS = 1e10
 

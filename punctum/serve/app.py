@@ -436,9 +436,11 @@ def _request_texts(body: RestoreRequest) -> list[str]:
     if body.format != "text" and body.texts is not None:
         raise ApiError(422, "invalid_request", f"format {body.format!r} takes one document "
                        f"in 'text'")
-    if body.format not in KEYED and (body.text_key or body.output_key):
+    if body.format not in KEYED and (body.output_key or (
+            body.text_key and body.format != "textgrid")):
         raise ApiError(422, "invalid_request", f"'text_key' and 'output_key' are for NeMo "
-                       f"manifests and CSV/TSV tables, not {body.format!r}")
+                       f"manifests and CSV/TSV tables ('text_key' also for a TextGrid's "
+                       f"tier), not {body.format!r}")
     if body.fill is not None and not body.keep_existing:
         raise ApiError(422, "invalid_request", "'fill' is for 'keep_existing' (without it "
                        "every mark is the model's)")
