@@ -139,6 +139,21 @@ def test_whispercpp_document_keeps_its_tokens(client):
     assert words_of(segment["text"]) == ["so", "what", "now"]
 
 
+def test_textgrid_document_restores_the_tier_named(client):
+    grid = ('File type = "ooTextFile"\nObject class = "TextGrid"\n\n0\n2\n<exists>\n2\n'
+            '"IntervalTier"\n"words"\n0\n2\n1\n0\n2\n"so what now"\n'
+            '"IntervalTier"\n"notes"\n0\n2\n1\n0\n2\n"we see"\n')
+    response = client.post("/v1/restore", json={"text": grid, "format": "textgrid",
+                                                "text_key": "notes"})
+    assert response.status_code == 200
+    text = response.json()["text"]
+    assert '"so what now"' in text and '"we see"' not in text
+    assert words_of(text.split('"notes"')[1].split("\n")[-2]) == ["we", "see"]
+    wrong = client.post("/v1/restore", json={"text": grid, "format": "textgrid",
+                                             "output_key": "x"})
+    assert wrong.status_code == 422 and "output_key" in wrong.json()["error"]["message"]
+
+
 def test_table_document_restores_the_column_named(client):
     table = "id,utterance,body\n7,x,so what now\n"
     response = client.post("/v1/restore", json={"text": table, "format": "csv",
