@@ -241,7 +241,7 @@ def _add_restore_options(parser) -> None:
                                  "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf", "textgrid",
                                  "csv", "tsv"],
                         help="input format (default: files by extension and content; stdin "
-                             "by its first lines: subtitles, JSON or CTM, else text; "
+                             "by its first lines: subtitles, a TextGrid, JSON or CTM, else text; "
                              "arguments are text)")
     parser.add_argument("--to", choices=["srt", "vtt", "text", "json"],
                         help="output format (default: the input's; json: the input's JSON "
