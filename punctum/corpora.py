@@ -151,8 +151,9 @@ def _numbered_lines(handle) -> Iterator[tuple[int, bytes]]:
 def _decode(raw: bytes, name: str, line_no: int, errors: str = "strict") -> str:
     if line_no <= 3 and looks_utf16(raw, line_no):
         raise ValueError(f"{name}: looks like UTF-16 text (a byte-order mark or NUL bytes "
-                         f"between letters); punctum reads UTF-8: convert it first, e.g. "
-                         f"iconv -f UTF-16 -t UTF-8")
+                         f"between letters); punctum reads text and pipes as UTF-8: convert "
+                         f"it first, e.g. iconv -f UTF-16 -t UTF-8 (subtitles, TextGrids and "
+                         f"JSON with a byte-order mark are read by their extension)")
     try:
         text = raw.decode("utf-8", errors=errors)
     except UnicodeDecodeError as error:
