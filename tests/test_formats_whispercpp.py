@@ -124,3 +124,17 @@ def test_converted_to_subtitles_and_text(tmp_path):
     assert out["transcription"][0]["tokens"] == TOKENS
     assert [s["offsets"] for s in out["transcription"]] == [
         {"from": 0, "to": 2100}, {"from": 2100, "to": 4000}]
+
+
+def test_speakers_become_labels_and_voices_when_converted():
+    content = _document(_segment(" so what do you think", 0, 2000, speaker="0"),
+                        _segment(" i think it is great", 2000, 4000, speaker="1"),
+                        _segment(" me too", 4000, 5000, speaker="?"))
+    restored, _ = _restored(content, "So what do you think? I think it is great. Me too.")[1:]
+    assert formats.dumps(formats.convert(restored, "srt")).split("\n\n")[:2] == [
+        "1\n00:00:00,000 --> 00:00:02,000\n[0]: So what do you think?",
+        "2\n00:00:02,000 --> 00:00:04,000\n[1]: I think it is great."]
+    assert "<v 1>I think it is great." in formats.dumps(formats.convert(restored, "vtt"))
+    assert formats.dumps(formats.convert(restored, "text")) == (
+        "[0]: So what do you think?\n[1]: I think it is great.\nMe too.\n")
+    assert "[0]" not in formats.dumps(formats.convert(restored, "text", speakers=False))

@@ -99,8 +99,9 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
                             if id(c) in kept_ids]) or per_result]
         cues = tuple(Cue(None, None, _plain_tokens(_joined(g), "", False, write, spacing))
                      for g in groups)
-        if transcript.format == "whisper" and speakers:  # WhisperX's: a line per turn
-            cues = _with_speakers(cues, [[s for c in g for s in _word_speakers(c)]
+        said_by = _speakers_of(transcript.format) if speakers else None
+        if said_by is not None:  # WhisperX's, whisper.cpp's: a line per turn
+            cues = _with_speakers(cues, [[s for c in g for s in said_by(c)]
                                          for g in groups], format)
         return Transcript("text", cues, {"newline": newline, "trailer": "\n"})
     breaks = transcript.format in (*SUBTITLES, "sbv") and format in SUBTITLES  # (lines kept)
@@ -109,8 +110,9 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
              if (plain := _plain_tokens(c.tokens, first, breaks, write, spacing))  # ("[noise]")
              or not c.tokens]  # is left out
     cues = tuple(Cue(c.start, c.end, plain) for c, plain in pairs)
-    if transcript.format == "whisper" and format in SUBTITLES and speakers:
-        cues = _with_speakers(cues, [_word_speakers(c) for c, _ in pairs], format)
+    said_by = _speakers_of(transcript.format) if speakers else None
+    if said_by is not None and format in SUBTITLES:
+        cues = _with_speakers(cues, [said_by(c) for c, _ in pairs], format)
     elif transcript.format == "vtt" and format == "srt" and speakers:  # voices as labels
         cues = _with_speakers(cues, [_voice_speakers(c) for c, _ in pairs], format)
     return Transcript(format, cues, {"newline": newline})
@@ -161,6 +163,19 @@ def _with_speakers(cues: tuple[Cue, ...], per_cue: list[list[str | None]],
             tokens.append(token)
         out.append(replace(cue, tokens=tuple(tokens)))
     return tuple(out)
+
+
+def _speakers_of(format: str) -> Callable[[Cue], list[str | None]] | None:
+    """How a format tells the speaker of each word of a cue, if it does."""
+    return {"whisper": _word_speakers, "whispercpp": _segment_speakers}.get(format)
+
+
+def _segment_speakers(segment: Cue) -> list[str | None]:
+    """The speaker of each word of a whisper.cpp segment with text (--diarize's "speaker";
+    "?", unknown, is none)."""
+    own = segment.extra.get("speaker") if isinstance(segment.extra, dict) else None
+    name = None if isinstance(own, str) and own.strip() == "?" else _speaker_name(own)
+    return [name for token in segment.tokens if token.text]
 
 
 def _word_speakers(segment: Cue) -> list[str | None]:
