@@ -281,8 +281,9 @@ def test_cli_restores_ctm_and_kaldi_text(tiny_artifact, tmp_path, capsys):
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "formats"
 
 
-@pytest.mark.parametrize("name, format", [("decode.ctm", "ctm"), ("text", "kaldi"),
-                                          ("sphinx.jsonl", "sphinx"), ("wav2vec2.json", "hf")])
+@pytest.mark.parametrize("name, format", [
+    ("decode.ctm", "ctm"), ("text", "kaldi"), ("sphinx.jsonl", "sphinx"), ("wav2vec2.json", "hf"),
+    ("whispercpp.json", "whispercpp"), ("captions.sbv", "sbv"), ("aligned.TextGrid", "textgrid")])
 def test_the_readme_examples_restore(tiny_artifact, capsys, name, format):
     path = EXAMPLES / name
     args = ["--format", "kaldi"] if format == "kaldi" else []
