@@ -787,6 +787,8 @@ class _Builder:
         if post == NULL or not self.post:
             return
         current = self.post[-1]
+        if current != NULL and self._outer_orphan(current, post, written):
+            return
         if current != NULL and (post not in self.inv.sentence_final
                                 or current in self.inv.sentence_final):
             self._more_marks(current, written, joined)
@@ -805,6 +807,20 @@ class _Builder:
             return
         self.post[-1] = post
         self._written_mark(post, written if joined or not written else f" {written}")
+
+    def _outer_orphan(self, current: str, post: str, written: str) -> bool:
+        """A mark standing alone after the quotes or brackets that close a word's own mark
+        ('"why?" ,'): the word's second mark (`Edges.outer`), as '"why?",' writes it.
+        Whether it was taken so."""
+        edges = self.edges[-1]
+        if self.tail or not edges or edges.outer or edges.mark_at >= len(edges.after) \
+                or edges.mark_of not in (NULL, current):
+            return False
+        if not all(c in self.inv._lookup["kept"] for c in edges.after[edges.mark_at:]):
+            return False  # (a wordless token after the quotes: "why?" :) ,)
+        outer = written or self.inv.mark_text(post)
+        self.edges[-1] = replace(edges, outer=outer, outer_at=len(edges.after), mark_of=current)
+        return True
 
     def _more_marks(self, current: str, written: str, joined: bool,
                     was: str | None = None) -> bool:

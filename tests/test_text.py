@@ -267,6 +267,17 @@ def test_a_lowercase_speech_tag_after_a_quoted_mark_goes_on(source, ends):
         assert render(labelled, sentence_case=True) == source
 
 
+@pytest.mark.parametrize("source, written, ends", [
+    ('she asked "why?" , and left', 'she asked "why?", and left', [False] * 5),
+    ('he said "stop!" . then left', 'he said "stop!". then left', [False, False, True, False,
+                                                                   False])])
+def test_a_mark_standing_alone_after_a_closing_quote_is_the_second_mark(source, written, ends):
+    labelled = parse(source)  # ('"why?" ,' written as '"why?",')
+    assert render(labelled) == written
+    assert [ends_sentence(labelled, i) for i in range(len(labelled))] == ends
+    assert render(parse(written)) == written
+
+
 @pytest.mark.parametrize("source, ends", [
     ('she asked "why?", and left', [False, False, False, False, False]),
     ('he said "stop!". then left', [False, False, True, False, False]),
