@@ -308,7 +308,6 @@ def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript
         text, meta = raw.removeprefix("\ufeff"), {**meta, "newline": "\n"}
     readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt, "sbv": _read_sbv,
                "whisper": _read_whisper, "vosk": _read_vosk, "whispercpp": read_whispercpp,
-               "textgrid": read_textgrid,
                **asr.READERS}
     if format == "nemo":
         return _read_nemo(text, name, meta, text_key or "pred_text")

@@ -24,11 +24,12 @@ _VTT_BLOCKS = ("NOTE", "STYLE", "REGION")
 # ----------------------------------------------------------------------------- timestamps
 
 def format_time(seconds: float, style: str = "srt", hours: bool = True) -> str:
-    """A timestamp in a subtitle format's style: SRT 00:01:02,345, VTT 00:01:02.345.
+    """A timestamp in a subtitle format's style: SRT 00:01:02,345, VTT 00:01:02.345, SBV
+    0:01:02.345.
 
     Args:
         seconds: time in seconds (rounded to milliseconds).
-        style: "srt" or "vtt".
+        style: "srt", "vtt" or "sbv".
         hours: VTT only: False writes MM:SS.mmm for times under one hour.
     """
     total = round(seconds * 1000)
@@ -37,6 +38,8 @@ def format_time(seconds: float, style: str = "srt", hours: bool = True) -> str:
     s, ms = divmod(rest, 1000)
     if style == "srt":
         return f"{h:02d}:{m:02d}:{s:02d},{ms:03d}"
+    if style == "sbv":
+        return f"{h}:{m:02d}:{s:02d}.{ms:03d}"
     if not hours and h == 0:
         return f"{m:02d}:{s:02d}.{ms:03d}"
     return f"{h:02d}:{m:02d}:{s:02d}.{ms:03d}"
@@ -206,18 +209,9 @@ def _sbv_cue(block: list[tuple[int, str]], name: str) -> Cue:
     return Cue(start, end, split_tokens("\n".join(line for _, line in rest)))
 
 
-def _sbv_time(seconds: float) -> str:
-    total = round(seconds * 1000)
-    h, rest = divmod(total, 3_600_000)
-    m, rest = divmod(rest, 60_000)
-    s, ms = divmod(rest, 1000)
-    return f"{h}:{m:02d}:{s:02d}.{ms:03d}"
-
-
 def _dump_sbv(transcript: Transcript) -> str:
-    blocks = [f"{_sbv_time(cue.start)},{_sbv_time(cue.end)}" + (f"\n{cue.text}" if cue.text
-                                                                 else "")
-              for cue in transcript.cues]
+    blocks = [f"{format_time(cue.start, 'sbv')},{format_time(cue.end, 'sbv')}"
+              + (f"\n{cue.text}" if cue.text else "") for cue in transcript.cues]
     return "\n\n".join(blocks) + transcript.meta.get("trailer", "\n" if blocks else "")
 
 

@@ -58,6 +58,11 @@ class _Tier:
     intervals: list[tuple[_Value, _Value, _Value]]  # xmin, xmax, text (interval tiers)
 
 
+def _line(text: str, offset: int) -> int:
+    """The 1-based line of a character offset (for errors)."""
+    return text.count("\n", 0, offset) + 1
+
+
 def looks_like_textgrid(text: str) -> bool:
     """Whether a text starts as a TextGrid text file does."""
     head = text.lstrip("\ufeff \t\r\n")[:200]
@@ -86,8 +91,8 @@ def _values(text: str, name: str) -> list[_Value]:
     for match in _VALUE.finditer(text):
         token = match.group()
         if token == '"':
-            raise ValueError(f"{name}:{text.count(chr(10), 0, match.start()) + 1}: a string "
-                             f"that is never closed (a missing '\"')")
+            raise ValueError(f"{name}:{_line(text, match.start())}: a string that is never "
+                             f"closed (a missing '\"')")
         if token.startswith('"'):
             out.append(_Value(token[1:-1].replace('""', '"'), match.start(), match.end()))
         elif token in ("<exists>", "<absent>"):
@@ -96,7 +101,7 @@ def _values(text: str, name: str) -> list[_Value]:
             out.append(_Value(float(token), match.start(), match.end()))
         elif token[0].isdigit() or (token[0] in "-+." and token not in ("-", "+", ".")) \
                 or token.lower().lstrip("-+") in ("nan", "inf", "infinity"):
-            raise ValueError(f"{name}:{text.count(chr(10), 0, match.start()) + 1}: "
+            raise ValueError(f"{name}:{_line(text, match.start())}: "
                              f"{shown(token)} is not a number")
     if len(out) < 2 or out[0].value not in ("ooTextFile", "ooTextFile short") \
             or out[1].value != "TextGrid":
@@ -113,7 +118,7 @@ class _Reader:
         self.values, self.at, self.name, self.text = values, 2, name, text
 
     def where(self, value: _Value) -> str:
-        return f"{self.name}:{self.text.count(chr(10), 0, value.start) + 1}"
+        return f"{self.name}:{_line(self.text, value.start)}"
 
     def take(self, kind: type, what: str) -> _Value:
         if self.at >= len(self.values):
@@ -197,9 +202,8 @@ def _chosen_tiers(tiers: list[_Tier], name: str, wanted: str | None) -> list[_Ti
 def _cue(xmin: _Value, xmax: _Value, label: str, name: str, text: str) -> Cue:
     start, end = xmin.value, xmax.value
     if end < start:
-        line = text.count("\n", 0, xmax.start) + 1
-        raise ValueError(f"{name}:{line}: the interval ends ({end:g}) before it starts "
-                         f"({start:g})")
+        raise ValueError(f"{name}:{_line(text, xmax.start)}: the interval ends ({end:g}) "
+                         f"before it starts ({start:g})")
     tokens = fillers_kept_out(split_tokens(label))
     if sum(1 for t in tokens if t.text) == 1:  # a word-level interval: its times are the word's
         tokens = tuple(replace(t, start=start, end=end) if t.text else t for t in tokens)

@@ -65,9 +65,10 @@ def soup(sources: list[str], base: str | None = None) -> tuple[dict, int]:
         ValueError: no checkpoint among the sources and no `base`, or the weights do not fit
             together.
     """
-    loaded = [source_weights(source) for source in sources]
+    read = {source: source_weights(source) for source in dict.fromkeys(sources)}  # (once)
+    loaded = [read[source] for source in sources]
     if base is not None:
-        index, built_on = -1, source_weights(base)
+        index, built_on = -1, read.get(base) or source_weights(base)
         if built_on[1] is None:
             raise ValueError(f"{base}: the base must be a training checkpoint (.pt), not a "
                              "model folder")
