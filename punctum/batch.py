@@ -17,6 +17,7 @@ run left there.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import itertools
 import json
@@ -297,6 +298,12 @@ def _first_line_style(handle) -> tuple[bool, str]:
     time up to its first line feed (CR: none in the whole file, as `corpora.decode_lines`
     then cuts lines at carriage returns)."""
     first = handle.read(1 << 20)
+    if first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # written as UTF-8
+        head = first.decode("utf-16", errors="replace")
+        at = head.find("\n")
+        if at < 0:
+            return False, "\r" if "\r" in head else "\n"
+        return False, "\r\n" if head[at - 1:at] == "\r" else "\n"
     bom, before, chunk, carriage = first.startswith(b"\xef\xbb\xbf"), b"", first, False
     while chunk:
         at = chunk.find(b"\n")

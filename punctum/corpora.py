@@ -12,11 +12,13 @@ Every reader names the file and the line in its errors.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import csv
 import gzip
 import hashlib
 import io
+import itertools
 import os
 import re
 import shutil
@@ -128,11 +130,42 @@ def decode_lines(handle, name: str, errors: str = "strict",
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
     try:
-        for line_no, raw in _numbered_lines(handle):
+        numbered = _numbered_lines(handle)
+        for line_no, raw in numbered:
+            if line_no == 1 and raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+                chunks = itertools.chain([raw], (chunk for _, chunk in numbered))
+                yield from _utf16_lines(chunks, name, errors, keep_ends)
+                return
             text = _decode(raw, name, line_no, errors)
             yield line_no, text if keep_ends else text.rstrip("\r\n")
     except (gzip.BadGzipFile, EOFError, zlib.error) as error:
         raise ValueError(f"{name}: cannot be read as gzip ({error})") from None
+
+
+def _utf16_lines(chunks: Iterator[bytes], name: str, errors: str,
+                 keep_ends: bool) -> Iterator[tuple[int, str]]:
+    """(line number, line) of UTF-16 text whose byte-order mark opens `chunks` (Windows
+    Notepad's "Unicode"), decoded as it streams in; bytes that are not UTF-16 are an
+    error naming the line, or U+FFFD with errors="replace"."""
+    first = next(chunks)
+    encoding = "utf-16-le" if first.startswith(codecs.BOM_UTF16_LE) else "utf-16-be"
+    decoder = codecs.getincrementaldecoder(encoding)(errors)
+    pending, line_no = "", 0
+    for chunk in itertools.chain([first[2:]], chunks, [None]):
+        try:
+            pending += decoder.decode(b"", final=True) if chunk is None else \
+                decoder.decode(chunk)
+        except UnicodeDecodeError as error:
+            read = error.object[:error.start].decode(encoding, errors="replace")
+            where = line_no + 1 + (pending + read).count("\n")
+            raise NotUtf8Error(f"{name}:{where}: not valid UTF-16 after its byte-order mark "
+                               f"({error.reason})") from None
+        *lines, pending = pending.split("\n")
+        for line in lines:
+            line_no += 1
+            yield line_no, line + "\n" if keep_ends else line.rstrip("\r")
+    if pending:
+        yield line_no + 1, pending if keep_ends else pending.rstrip("\r")
 
 
 def _numbered_lines(handle) -> Iterator[tuple[int, bytes]]:
@@ -150,10 +183,9 @@ def _numbered_lines(handle) -> Iterator[tuple[int, bytes]]:
 
 def _decode(raw: bytes, name: str, line_no: int, errors: str = "strict") -> str:
     if line_no <= 3 and looks_utf16(raw, line_no):
-        raise ValueError(f"{name}: looks like UTF-16 text (a byte-order mark or NUL bytes "
-                         f"between letters); punctum reads text and pipes as UTF-8: convert "
-                         f"it first, e.g. iconv -f UTF-16 -t UTF-8 (subtitles, TextGrids and "
-                         f"JSON with a byte-order mark are read by their extension)")
+        raise ValueError(f"{name}: looks like UTF-16 text without a byte-order mark (NUL "
+                         f"bytes between letters); punctum reads such text as UTF-8: "
+                         f"convert it first, e.g. iconv -f UTF-16LE -t UTF-8")
     try:
         text = raw.decode("utf-8", errors=errors)
     except UnicodeDecodeError as error:

@@ -469,7 +469,7 @@ def test_videos_and_unread_subtitle_formats_beside_transcripts_are_left_out(tmp_
     _write(root / "talk.mkv", b"\x1aE\xdf\xa3\x00\x00\x01matroska" * 50)
     _write(root / "talk.ass", "[Script Info]\nTitle: x\n")
     _write(root / "notes.txt", "so what\n")
-    _write(root / "wide.txt", "we see\n".encode("utf-16"))  # text, named as such
+    _write(root / "wide.txt", "we see\n".encode("utf-16-le"))  # text, named as such
     code, err = _restore_dir(capsys, root, tmp_path / "out")
     assert "left out 2 files that are not transcripts" in err
     assert "talk.mkv (binary)" in err and "talk.ass (Advanced SubStation Alpha)" in err

@@ -31,8 +31,7 @@ def test_arguments_that_are_not_utf8_follow_errors(tiny_artifact, capsys):
     assert code == 0 and normalize(out) == ["caf\ufffd", "ok"]
 
 
-@pytest.mark.parametrize("encoding, text", [("utf-16", "hello there\nhow are you\n"),
-                                            ("utf-16-le", "hello there\nhow are you\n"),
+@pytest.mark.parametrize("encoding, text", [("utf-16-le", "hello there\nhow are you\n"),
                                             ("utf-16-be", "hello there\nhow are you\n"),
                                             ("utf-16-le", "\nhello there how are you\n")])
 def test_utf16_text_is_named_not_restored_as_letters(tiny_artifact, tmp_path, capsys,
@@ -42,6 +41,48 @@ def test_utf16_text_is_named_not_restored_as_letters(tiny_artifact, tmp_path, ca
     code, out, err = _restore(["-i", str(source)], tiny_artifact, capsys)
     assert code == 2 and out == "" and "looks like UTF-16 text" in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_utf16_text_with_a_byte_order_mark_is_restored_as_utf8(tiny_artifact, tmp_path,
+                                                               capsys, monkeypatch,
+                                                               encoding, newline):
+    source = tmp_path / "u16.txt"
+    text = f"hello there caf\u00e9{newline}\U0001f600 how are you{newline}"
+    bom = "\ufeff" if encoding == "utf-16-be" else ""  # (utf-16 writes its own)
+    source.write_bytes((bom + text).encode(encoding))
+    code, out, err = _restore(["-i", str(source)], tiny_artifact, capsys)
+    assert code == 0 and err == ""
+    assert normalize(out) == normalize(text) and out.count(newline) == 2
+    target = tmp_path / "out.txt"
+    code, _, _ = _restore(["-i", str(source), "-o", str(target)], tiny_artifact, capsys)
+    written = target.read_bytes()
+    assert code == 0 and written.decode("utf-8").count(newline) == 2
+    assert normalize(written.decode("utf-8")) == normalize(text)
+    stdin = io.BufferedReader(io.BytesIO(source.read_bytes()))  # peeks, as a pipe
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(stdin))
+    code, out, _ = _restore([], tiny_artifact, capsys)
+    assert code == 0 and normalize(out) == normalize(text) and out.count(newline) == 2
+
+
+def test_utf16_subtitles_saved_as_txt_are_read_as_subtitles(tiny_artifact, tmp_path, capsys):
+    source = tmp_path / "u16.txt"
+    source.write_bytes("1\r\n00:00:01,000 --> 00:00:02,000\r\nhello there\r\n"
+                       .encode("utf-16"))
+    code, out, _ = _restore(["-i", str(source)], tiny_artifact, capsys)
+    assert code == 0 and out.startswith("1\r\n00:00:01,000 --> 00:00:02,000\r\n")
+    assert normalize(out.split("\n")[2]) == ["hello", "there"]
+
+
+def test_broken_utf16_after_its_byte_order_mark_names_the_line(tiny_artifact, tmp_path,
+                                                               capsys):
+    source = tmp_path / "u16.txt"
+    source.write_bytes("one\ntwo\n".encode("utf-16") + b"\x00\xd8a\x00\n\x00")
+    code, out, err = _restore(["-i", str(source)], tiny_artifact, capsys)
+    assert code == 2 and "u16.txt:3: not valid UTF-16" in err and err.count("\n") == 1
+    code, out, _ = _restore(["-i", str(source), "--errors", "replace"], tiny_artifact, capsys)
+    assert code == 0 and "\ufffd" in out
 
 
 def test_a_binary_file_is_named_so_not_utf16(tiny_artifact, tmp_path, capsys):

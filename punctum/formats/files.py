@@ -91,7 +91,9 @@ def _format_in_text_file(path: Path, head_bytes: int = 65_536) -> str:
                 head = handle.read(head_bytes)
             except (OSError, EOFError, zlib.error):
                 return "text"  # the reader names the damage
-    text = _normalise_newlines(head.decode("utf-8", errors="replace"))[0]
+    encoding = "utf-16" if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else \
+        "utf-8"
+    text = _normalise_newlines(head.decode(encoding, errors="replace"))[0]
     if _JSON_START.match(text.lstrip("\ufeff \t\r\n")):
         text = _normalise_newlines(_read_text(path, errors="replace"))[0]
     return _text_or_other(text, str(path))
