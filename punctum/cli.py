@@ -237,9 +237,9 @@ def _add_restore_options(parser) -> None:
                         help="undecodable input bytes: an error, or replaced by U+FFFD")
     parser.add_argument("--format", default="auto",  # formats.FORMATS, kept literal so that
                         # parsing arguments imports no numpy (a test checks they agree)
-                        choices=["auto", "text", "srt", "vtt", "sbv", "whisper", "whispercpp",
-                                 "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf", "textgrid",
-                                 "csv", "tsv"],
+                        choices=["auto", "text", "srt", "vtt", "sbv", "ass", "whisper",
+                                 "whispercpp", "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf",
+                                 "textgrid", "csv", "tsv"],
                         help="input format (default: files by extension and content; stdin "
                              "by its first lines: subtitles, a TextGrid, JSON or CTM, else text; "
                              "arguments are text)")
@@ -581,10 +581,12 @@ def _check_output_suffix(target: str | None, output_format: str, name: str,
     if target is None or standard_stream(target) is not None:
         return
     suffix = os.path.splitext(target.lower().removesuffix(".gz"))[1]
-    named = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv", ".textgrid": "textgrid"}.get(suffix)
+    named = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv", ".textgrid": "textgrid",
+             ".ass": "ass", ".ssa": "ass"}.get(suffix)
     if named is not None and named != output_format:
+        written = {"sbv": "SBV", "textgrid": "a TextGrid", "ass": "an ASS script"}.get(named)
         convert = f"add --to {named} to convert it" if named in ("srt", "vtt") else \
-            f"{'SBV' if named == 'sbv' else 'a TextGrid'} is written from such input alone"
+            f"{written} is written from such input alone"
         raise ValueError(f"{target}: the output of {name} is {output_format}, not {named}; "
                          f"{convert}, or name the file otherwise")
     from punctum.batch import JSON_FORMATS

@@ -154,6 +154,18 @@ def test_textgrid_document_restores_the_tier_named(client):
     assert wrong.status_code == 422 and "output_key" in wrong.json()["error"]["message"]
 
 
+def test_ass_document_keeps_every_other_line_and_field(client):
+    script = ("[Script Info]\nTitle: x\n\n[Events]\nFormat: Layer, Start, End, Style, Name, "
+              "MarginL, MarginR, MarginV, Effect, Text\n"
+              "Dialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,{\\i1}so what\\Nnow\n")
+    response = client.post("/v1/restore", json={"text": script, "format": "ass"})
+    assert response.status_code == 200
+    text = response.json()["text"]
+    prefix = "Dialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,{\\i1}"
+    assert text.startswith(script.split("Dialogue")[0]) and prefix in text
+    assert words_of(text.split(prefix)[1].replace("\\N", " ")) == ["so", "what", "now"]
+
+
 def test_table_document_restores_the_column_named(client):
     table = "id,utterance,body\n7,x,so what now\n"
     response = client.post("/v1/restore", json={"text": table, "format": "csv",

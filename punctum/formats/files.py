@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from punctum.fileio import NotUtf8Error
 from punctum.formats import asr
+from punctum.formats.ass import dump_ass, is_ass, read_ass
 from punctum.formats.json_records import (
     _dump_nemo,
     _dump_vosk,
@@ -39,11 +40,11 @@ from punctum.formats.textgrid import dump_textgrid, looks_like_textgrid, read_te
 from punctum.formats.transcript import FORMATS, TABLES, Transcript
 from punctum.formats.whispercpp import dump_whispercpp, is_whispercpp, read_whispercpp
 
-_SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv", ".txt": "text", ".ctm": "ctm",
-             ".csv": "csv", ".tsv": "tsv", ".textgrid": "textgrid"}
+_SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv", ".ass": "ass", ".ssa": "ass",
+             ".txt": "text", ".ctm": "ctm", ".csv": "csv", ".tsv": "tsv",
+             ".textgrid": "textgrid"}
 # timed-text formats that look like text but are not: refused by name (also before .gz)
-UNREAD = {".ass": "Advanced SubStation Alpha", ".ssa": "SubStation Alpha",
-           ".sub": "MicroDVD/SubViewer",
+UNREAD = {".sub": "MicroDVD/SubViewer",
            ".ttml": "TTML", ".dfxp": "DFXP", ".scc": "Scenarist SCC", ".stl": "EBU STL",
            ".lrc": "LRC lyrics"}
 
@@ -51,8 +52,8 @@ UNREAD = {".ass": "Advanced SubStation Alpha", ".ssa": "SubStation Alpha",
 # ----------------------------------------------------------------------------- public API
 
 def detect_format(path: str | Path) -> str:
-    """The format of a file, by its extension (.srt, .vtt, .sbv, .txt, .ctm, .csv, .tsv,
-    .TextGrid, also before .gz) or else by its content (gzip's decompressed).
+    """The format of a file, by its extension (.srt, .vtt, .sbv, .ass, .ssa, .txt, .ctm, .csv,
+    .tsv, .TextGrid, also before .gz) or else by its content (gzip's decompressed).
 
     JSON content is told apart by its keys: "segments" (Whisper), a "transcription" list
     (whisper.cpp), "result", "partial" or a
@@ -139,6 +140,8 @@ def sniff_format(text: str, name: str = "<string>") -> str:
         return subtitles
     if looks_like_textgrid(head):
         return "textgrid"
+    if is_ass(head):
+        return "ass"
     if asr.looks_like_ctm(head.split("\n", 3)[:3]):
         return "ctm"
     if not head or head[0] not in "{[":
@@ -184,7 +187,7 @@ def sniff_lines(lines: Iterable[str], name: str = "<stdin>") -> tuple[str, Itera
         return "srt", itertools.chain(head, lines)
     if is_sbv_timing(first):
         return "sbv", itertools.chain(head, lines)
-    if first.startswith('File type = "ooTextFile'):  # a TextGrid: read whole
+    if first.startswith('File type = "ooTextFile') or is_ass(first):  # read whole
         whole = head + list(lines)
         return sniff_format("\n".join(whole), name), iter(whole)
     if _JSON_START.match(first):
@@ -273,6 +276,7 @@ def dumps(transcript: Transcript, output_key: str | None = None) -> str:
             TSV; default: the key it was read from; a new column is added last).
     """
     writers = {"text": _dump_text, "srt": _dump_srt, "vtt": _dump_vtt, "sbv": _dump_sbv,
+               "ass": dump_ass,
                "whisper": _dump_whisper, "vosk": _dump_vosk, "whispercpp": dump_whispercpp,
                "textgrid": dump_textgrid,
                **asr.WRITERS}
@@ -309,6 +313,7 @@ def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript
     if format in TABLES:  # an Excel cell holds "\n" in a file of "\r\n" rows
         text, meta = raw.removeprefix("\ufeff"), {**meta, "newline": "\n"}
     readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt, "sbv": _read_sbv,
+               "ass": read_ass,
                "whisper": _read_whisper, "vosk": _read_vosk, "whispercpp": read_whispercpp,
                **asr.READERS}
     if format == "nemo":

@@ -39,6 +39,11 @@ from punctum.text import NULL, Edges, Labelled, ends_sentence, marks_after_word,
 # Markup that separates words as whitespace does: line-break tags (references to spaces,
 # &nbsp; among them, are read by `_separates`).
 _LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+# ASS's escapes for a line break (\N; \n, a soft one, is a space) and a space (\h), outside
+# its override blocks ({\i1})
+_ASS_BLOCK = re.compile(r"\{[^{}]*\}")
+_ASS_SPACE = re.compile(r"\\[Nnh]")
+_ASS_LINE_BREAK = re.compile(r"\\N(?![^{}]*\})")
 # Control characters that are not whitespace (which splits tokens), as records may hold.
 _CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]+")
 # A "<" that subtitle readers take for the start of a tag, a timestamp or a comment.
@@ -105,7 +110,7 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
             cues = _with_speakers(cues, [[s for c in g for s in said_by(c)]
                                          for g in groups], format)
         return Transcript("text", cues, {"newline": newline, "trailer": "\n"})
-    breaks = transcript.format in (*SUBTITLES, "sbv") and format in SUBTITLES  # (lines kept)
+    breaks = transcript.format in (*SUBTITLES, "sbv", "ass") and format in SUBTITLES  # (lines)
     first = " " if format == "whisper" else ""
     pairs = [(c, plain) for c in kept  # a cue whose only tokens were fillers or markup
              if (plain := _plain_tokens(c.tokens, first, breaks, write, spacing))  # ("[noise]")
@@ -168,7 +173,8 @@ def _with_speakers(cues: tuple[Cue, ...], per_cue: list[list[str | None]],
 
 def _speakers_of(format: str) -> Callable[[Cue], list[str | None]] | None:
     """How a format tells the speaker of each word of a cue, if it does."""
-    return {"whisper": _word_speakers, "whispercpp": _segment_speakers}.get(format)
+    return {"whisper": _word_speakers, "whispercpp": _segment_speakers,
+            "ass": _segment_speakers}.get(format)
 
 
 def _segment_speakers(segment: Cue) -> list[str | None]:
@@ -250,7 +256,8 @@ def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool,
             separate = _separates(gap) or (spacing == "records" and after_record
                                            and bool(token.extra)
                                            and needs_space(out[-1].text, token.text))
-            space = ("\n" if line_breaks and ("\n" in gap or "<br" in gap.lower())
+            space = ("\n" if line_breaks and ("\n" in gap or "<br" in gap.lower()
+                                                or _ASS_LINE_BREAK.search(gap))
                      else " " if separate else "")
             closing, opening = _edge_references(gap, bool(out))
             if closing:
@@ -294,8 +301,10 @@ def _carry_spaces(tokens: Sequence[Token]) -> bool:
 
 def _separates(gap: str) -> bool:
     """Whether the whitespace and markup between two tokens separate two words: whitespace,
-    a line-break tag or a reference to a space (&nbsp;, &emsp;, &#32;)."""
+    a line-break tag, ASS's \\N, \\n or \\h, or a reference to a space (&nbsp;, &emsp;,
+    &#32;)."""
     return any(char.isspace() for char in gap) or bool(_LINE_BREAK.search(gap)) or (
+        "\\" in gap and bool(_ASS_SPACE.search(_ASS_BLOCK.sub("", gap)))) or (
         "&" in gap and any(char.isspace() for char in decode_references(gap)))
 
 
@@ -427,7 +436,7 @@ def _voices(transcript: Transcript) -> list[frozenset[int]]:
         return voice_turns(transcript.cues)
     if transcript.format == "whisper":
         return _speaker_turns(transcript.cues)
-    if transcript.format == "whispercpp":
+    if transcript.format in ("whispercpp", "ass"):  # a segment's or line's "speaker"
         return whispercpp.speaker_turns(transcript.cues)
     return [frozenset()] * len(transcript.cues)
 

@@ -11,10 +11,11 @@ from typing import Any
 
 from punctum.references import REFERENCE
 
-FORMATS = ("text", "srt", "vtt", "sbv", "whisper", "whispercpp", "vosk", "nemo", "ctm", "kaldi",
-           "sphinx", "hf", "textgrid", "csv", "tsv")
-EXTENSIONS = {"text": ".txt", "srt": ".srt", "vtt": ".vtt", "sbv": ".sbv", "whisper": ".json",
-              "whispercpp": ".json", "vosk": ".json", "nemo": ".jsonl", "ctm": ".ctm",
+FORMATS = ("text", "srt", "vtt", "sbv", "ass", "whisper", "whispercpp", "vosk", "nemo", "ctm",
+           "kaldi", "sphinx", "hf", "textgrid", "csv", "tsv")
+EXTENSIONS = {"text": ".txt", "srt": ".srt", "vtt": ".vtt", "sbv": ".sbv", "ass": ".ass",
+              "whisper": ".json", "whispercpp": ".json", "vosk": ".json", "nemo": ".jsonl",
+              "ctm": ".ctm",
               "kaldi": ".txt", "sphinx": ".jsonl", "hf": ".json", "textgrid": ".TextGrid",
               "csv": ".csv", "tsv": ".tsv"}
 SUBTITLES = ("srt", "vtt")
@@ -131,11 +132,13 @@ class Transcript:
 
 # ----------------------------------------------------------------------------- tokens
 
-# a dialogue dash written against the line's first word ("-Where are you going?")
+# a dialogue dash written against the line's first word ("-Where are you going?"), and
+# what starts a line before it (a line feed, ASS's \N)
 _GLUED_DASH = re.compile(r"[-–](?=[^\W\d_])")
+_LINE_START = re.compile(r"\n|\\N")
 
 
-def split_tokens(text: str, markup: bool = False) -> tuple[Token, ...]:
+def split_tokens(text: str, markup: bool | re.Pattern = False) -> tuple[Token, ...]:
     """Cut running text into tokens, keeping whitespace (and markup tags) around them.
 
     Joining ``before + text + after`` over the tokens gives `text` back. Text made of markup
@@ -145,9 +148,11 @@ def split_tokens(text: str, markup: bool = False) -> tuple[Token, ...]:
     Args:
         text: a cue's text, a segment's text or a line.
         markup: treat ``<...>`` and ``{\\...}`` tags and character references (``&amp;``)
-            as markup (subtitles), not as text.
+            as markup (subtitles), not as text; or a pattern of a format's own markup
+            (ASS's override blocks and ``\\N`` escapes, `ass`).
     """
-    pieces = _markup_pieces(text) if markup else [text]
+    pieces = (_markup_pieces(text) if markup is True else _pattern_pieces(text, markup)
+              if markup else [text])
     tokens: list[Token] = []
     pending = ""
     for k, piece in enumerate(pieces):
@@ -156,7 +161,8 @@ def split_tokens(text: str, markup: bool = False) -> tuple[Token, ...]:
             continue
         for run in _WHITESPACE.split(piece):
             if run and not run.isspace():
-                if markup and _GLUED_DASH.match(run) and (not tokens or "\n" in pending):
+                if markup and _GLUED_DASH.match(run) and (not tokens or _LINE_START.search(
+                        pending)):
                     tokens.append(Token(run[0], before=pending))  # "-Where" opening a line:
                     run, pending = run[1:], ""  # a dialogue dash (Netflix's style), apart
                 tokens.append(Token(run, before=pending))
@@ -256,6 +262,15 @@ def _markup_pieces(text: str) -> list[str]:
             continue
         pieces += [text[position:start], match.group()]
         position = end
+    return pieces + [text[position:]]
+
+
+def _pattern_pieces(text: str, markup: re.Pattern) -> list[str]:
+    """[text, markup, text, markup, ..., text]: the matches of `markup` between the texts."""
+    pieces, position = [], 0
+    for match in markup.finditer(text):
+        pieces += [text[position:match.start()], match.group()]
+        position = match.end()
     return pieces + [text[position:]]
 
 
