@@ -85,6 +85,14 @@ def test_converted_to_srt_and_text_with_line_breaks_and_speakers():
         "Thanks for that.\n")
 
 
+def test_karaoke_syllables_are_one_word_and_an_unclosed_block_is_kept():
+    script = HEAD + ("Dialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,{\\k20}hel{\\k15}lo "
+                     "you {\\i1 so what\n")
+    restored, punctuator = _restored(script, "Hello, you")
+    assert punctuator.calls == [["hello", "you"]]
+    assert formats.dumps(restored).endswith(",,{\\k20}Hel{\\k15}lo, you. {\\i1 so what\n")
+
+
 def test_ssa_and_scripts_without_a_format_line():
     ssa = ("[Script Info]\nScriptType: v4.00\n\n[Events]\nFormat: Marked, Start, End, Style, "
            "Name, MarginL, MarginR, MarginV, Effect, Text\n"

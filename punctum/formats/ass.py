@@ -33,8 +33,9 @@ _DEFAULT_FIELDS = ("layer", "start", "end", "style", "name", "marginl", "marginr
                    "effect", "text")
 # H:MM:SS.cc (hours of any width; the fraction read as a decimal: .5 and .50 are half)
 _TIME = re.compile(r"^\s*(\d{1,12}):(\d{1,2}):(\d{1,2})(?:[.:](\d{1,3}))?\s*$")
-# markup in a text field: override blocks and the \N, \n and \h escapes
-MARKUP = re.compile(r"\{[^{}]*\}|\\[Nnh]")
+# markup in a text field: override blocks (one never closed runs to the end of the text,
+# which stays as written) and the \N, \n and \h escapes
+MARKUP = re.compile(r"\{[^{}]*(?:\}|$)|\\[Nnh]")
 # a drawing: an override block that turns drawing mode on (\p1, \p2, ...; \pos is not one)
 _DRAWING = re.compile(r"\{[^{}]*\\p[1-9]")
 
