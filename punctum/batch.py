@@ -51,7 +51,7 @@ _TRANSCRIPT_SUFFIXES = frozenset({".srt", ".vtt", ".sbv", ".ass", ".ssa", ".text
                                   ".json", ".jsonl", ".csv", ".tsv", ".txt"})
 
 OUTPUT_FORMATS = ("srt", "vtt", "text", "json")
-JSON_FORMATS = ("whisper", "whispercpp", "vosk", "nemo", "sphinx", "hf")
+JSON_FORMATS = ("whisper", "whispercpp", "vosk", "nemo", "sphinx", "hf", "sherpa")
 # Names of files that are being written by another program (editors, downloads) or by us.
 _TEMPORARY = re.compile(r"(~|\.(tmp|temp|swp|swo|part|partial|crdownload|punctum-tmp))$|^#.*#$",
                         re.IGNORECASE)

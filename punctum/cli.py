@@ -239,7 +239,7 @@ def _add_restore_options(parser) -> None:
                         # parsing arguments imports no numpy (a test checks they agree)
                         choices=["auto", "text", "srt", "vtt", "sbv", "ass", "whisper",
                                  "whispercpp", "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf",
-                                 "textgrid", "csv", "tsv"],
+                                 "sherpa", "textgrid", "csv", "tsv"],
                         help="input format (default: files by extension and content; stdin "
                              "by its first lines: subtitles, a TextGrid, JSON or CTM, else text; "
                              "arguments are text)")

@@ -6,9 +6,9 @@
 Formats (`FORMATS`): SRT, WebVTT, YouTube's SBV, Whisper JSON, Vosk JSON (an object, a list of
 objects or JSON lines), NeMo-style JSONL manifests and plain text (one paragraph per line);
 Kaldi CTM and text, pocketsphinx JSON and transformers-pipeline JSON are read and written by
-`asr`; whisper.cpp's JSON by `whispercpp`; Praat TextGrids (a words tier) by `textgrid`; ASS
-and SSA scripts (the text of each Dialogue line) by `ass`; CSV and TSV tables (a text column
-per row: call-centre logs) by `tables`.
+`asr`; whisper.cpp's JSON by `whispercpp`; sherpa-onnx's results by `sherpa`; Praat TextGrids
+(a words tier) by `textgrid`; ASS and SSA scripts (the text of each Dialogue line) by `ass`;
+CSV and TSV tables (a text column per row: call-centre logs) by `tables`.
 Each is read into a `Transcript` of `Cue`s of `Token`s: a token is one whitespace-separated
 piece of the written text (usually one word) with its timing when the source has one, and
 keeps the whitespace and markup around it (`before`, `after`), so that writing a transcript
@@ -25,13 +25,14 @@ that was read gives back its input:
   VTT NOTE, STYLE and REGION blocks are kept in place; tags (``<v Bob>``, ``<i>``, inline
   timestamps ``<00:01.500>``, SRT's ``{\\an8}``) and character references (``&amp;``) are
   kept around the tokens and never reach the model.
-- Whisper, whisper.cpp, Vosk, NeMo, pocketsphinx, transformers: the same JSON values, every key in
-  its order (records are kept as read and only the fields a token or cue owns are written back
-  when they changed). The text read is kept and only the strings and numbers that changed are
-  rewritten in it (`json_splice`), so every other byte stays: Vosk's ``"conf" : 1.000000``, arrays
-  on one line, blank lines between JSON lines. Where the shape changes (a Vosk result without
-  "text" gains one; records added in code) the whole value is written by Python's json module with
-  the indent, separators and ASCII escaping detected from the input.
+- Whisper, whisper.cpp, Vosk, NeMo, pocketsphinx, transformers, sherpa-onnx: the same JSON
+  values, every key in its order (records are kept as read and only the fields a token or cue
+  owns are written back when they changed). The text read is kept and only the strings and
+  numbers that changed are rewritten in it (`json_splice`), so every other byte stays: Vosk's
+  ``"conf" : 1.000000``, arrays on one line, blank lines between JSON lines. Where the shape
+  changes (a Vosk result without "text" gains one; records added in code) the whole value is
+  written by Python's json module with the indent, separators and ASCII escaping detected from
+  the input.
 
 `restore_transcript` punctuates and cases a transcript across cue boundaries: all tokens of a
 file go to the model as one word sequence (for plain text and NeMo manifests each line is its
@@ -42,9 +43,10 @@ length and duration limits; `convert` moves a transcript to another format.
 Modules: `transcript` (Token, Cue, Transcript, splitting text into tokens), `files` (reading,
 writing, format detection), `subtitles` (SRT, WebVTT, SBV, plain text), `json_records` (Whisper,
 Vosk, NeMo), `json_splice` (changed values written into the text read), `asr` (CTM, Kaldi,
-pocketsphinx, transformers pipeline), `whispercpp` (whisper.cpp's JSON), `textgrid` (Praat
-TextGrid), `ass` (ASS, SSA), `tables` (CSV, TSV), `rolling` (roll-up captions), `restoring`
-(restore and convert), `resegment` (subtitle cues rebuilt at sentence boundaries).
+pocketsphinx, transformers pipeline), `whispercpp` (whisper.cpp's JSON), `sherpa`
+(sherpa-onnx's JSON), `textgrid` (Praat TextGrid), `ass` (ASS, SSA), `tables` (CSV, TSV),
+`rolling` (roll-up captions), `restoring` (restore and convert), `resegment` (subtitle cues
+rebuilt at sentence boundaries).
 """
 
 

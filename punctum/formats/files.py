@@ -23,6 +23,7 @@ from punctum.formats.json_records import (
     _read_vosk,
     _read_whisper,
 )
+from punctum.formats.sherpa import dump_sherpa, is_sherpa, read_sherpa
 from punctum.formats.subtitles import (
     _dump_sbv,
     _dump_srt,
@@ -56,9 +57,9 @@ def detect_format(path: str | Path) -> str:
     .tsv, .TextGrid, also before .gz) or else by its content (gzip's decompressed).
 
     JSON content is told apart by its keys: "segments" (Whisper), a "transcription" list
-    (whisper.cpp), "result", "partial" or a
-    lone "text" (Vosk), "audio_filepath" or "pred_text" (NeMo manifest), "chunks" (a
-    transformers pipeline), "t" with "w" or "b" and "d" (pocketsphinx). Lines of CTM fields
+    (whisper.cpp), "result", "partial" or a lone "text" (Vosk), "audio_filepath" or
+    "pred_text" (NeMo manifest), "text" with "tokens" and "timestamps" (sherpa-onnx), "chunks"
+    (a transformers pipeline), "t" with "w" or "b" and "d" (pocketsphinx). Lines of CTM fields
     are CTM. Kaldi's `text` files look like plain text: give their format.
     """
     path = Path(path)
@@ -276,7 +277,7 @@ def dumps(transcript: Transcript, output_key: str | None = None) -> str:
             TSV; default: the key it was read from; a new column is added last).
     """
     writers = {"text": _dump_text, "srt": _dump_srt, "vtt": _dump_vtt, "sbv": _dump_sbv,
-               "ass": dump_ass,
+               "ass": dump_ass, "sherpa": dump_sherpa,
                "whisper": _dump_whisper, "vosk": _dump_vosk, "whispercpp": dump_whispercpp,
                "textgrid": dump_textgrid,
                **asr.WRITERS}
@@ -313,7 +314,7 @@ def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript
     if format in TABLES:  # an Excel cell holds "\n" in a file of "\r\n" rows
         text, meta = raw.removeprefix("\ufeff"), {**meta, "newline": "\n"}
     readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt, "sbv": _read_sbv,
-               "ass": read_ass,
+               "ass": read_ass, "sherpa": read_sherpa,
                "whisper": _read_whisper, "vosk": _read_vosk, "whispercpp": read_whispercpp,
                **asr.READERS}
     if format == "nemo":
@@ -388,11 +389,13 @@ def _classify_json(values: list[tuple[int, Any]], name: str) -> str:
         return "vosk"
     if {"audio_filepath", "pred_text"} & set(first):
         return "nemo"
+    if is_sherpa(first):
+        return "sherpa"
     found = asr.classify_json(first)
     if found:
         return found
     raise ValueError(f"{name}:{values[0][0] if values else 1}: cannot tell which JSON "
                      f"format this is (no 'segments', 'transcription', 'result', 'partial', "
-                     f"'audio_filepath', 'pred_text', 'chunks' or 't' key); give the format "
-                     f"(whisper, whispercpp, vosk, nemo, hf, sphinx; or text, to restore it "
-                     f"as text)")
+                     f"'audio_filepath', 'pred_text', 'chunks', 'tokens' or 't' key); give the "
+                     f"format (whisper, whispercpp, vosk, nemo, hf, sphinx, sherpa; or text, "
+                     f"to restore it as text)")

@@ -12,11 +12,12 @@ from typing import Any
 from punctum.references import REFERENCE
 
 FORMATS = ("text", "srt", "vtt", "sbv", "ass", "whisper", "whispercpp", "vosk", "nemo", "ctm",
-           "kaldi", "sphinx", "hf", "textgrid", "csv", "tsv")
+           "kaldi", "sphinx", "hf", "sherpa", "textgrid", "csv", "tsv")
 EXTENSIONS = {"text": ".txt", "srt": ".srt", "vtt": ".vtt", "sbv": ".sbv", "ass": ".ass",
               "whisper": ".json", "whispercpp": ".json", "vosk": ".json", "nemo": ".jsonl",
               "ctm": ".ctm",
-              "kaldi": ".txt", "sphinx": ".jsonl", "hf": ".json", "textgrid": ".TextGrid",
+              "kaldi": ".txt", "sphinx": ".jsonl", "hf": ".json", "sherpa": ".json",
+              "textgrid": ".TextGrid",
               "csv": ".csv", "tsv": ".tsv"}
 SUBTITLES = ("srt", "vtt")
 # Formats whose cues are separate texts (paragraphs, utterances of different recordings):
