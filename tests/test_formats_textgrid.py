@@ -86,6 +86,19 @@ def test_a_tier_named_for_text_else_the_first_not_of_phones(names, chosen):
     assert [t.text for c in transcript.cues for t in c.tokens] == [chosen]
 
 
+def test_each_speakers_utterance_tier_is_a_text_of_its_own_and_notes_stay():
+    content = _long([("Ann", [(0, 1, "so what do you think"), (1, 3, "")]),
+                     ("Bob", [(0, 1, ""), (1, 3, "i think it is great")]),
+                     ("notes", [(0, 3, "two speakers overlap here")]),
+                     ("syllables", [(0, 1, "so"), (1, 3, "what")])])
+    restored, punctuator = _restored(content, "So what do you think? I think it is great.")
+    assert sorted(punctuator.calls) == [["i", "think", "it", "is", "great"],
+                                        ["so", "what", "do", "you", "think"]]
+    written = formats.dumps(restored)
+    assert '"So what do you think?"' in written and '"I think it is great."' in written
+    assert '"two speakers overlap here"' in written and '"so"' in written
+
+
 def test_the_tier_named_by_text_key():
     transcript = formats.loads(ALIGNED, "textgrid", text_key="phones")
     assert [t.text for c in transcript.cues for t in c.tokens] == "S OW1 W AH1 T".split()

@@ -6,14 +6,16 @@
 The words of one tier are restored: the interval tier named by `--text-key`, else a tier named
 "words" (or "word", or "<speaker> - words" as the Montreal Forced Aligner names one speaker's
 words: each speaker's tier its own text), else one named "transcript", "transcription", "text",
-"utterance(s)", "sentence(s)" or "ortho(graphy)", else the first interval tier whose name does
-not hold "phon", else the first. Each interval is a cue with its times; an interval of one word
-gives that word its times (so that a pause-aware model reads the pauses between words). Empty
-intervals and silence labels ("sil", "sp", "spn", "<eps>", "<sil>", "#") never reach the model.
-Only the changed interval texts are written again, each in place in the text read, so every
-other character stays (phone tiers, point tiers, numbers as written, the long or short form; a
-UTF-16 file is written back as UTF-8). Times must run from 0 (Praat allows negative ones, which
-no timed format punctum writes can hold).
+"utterance(s)", "sentence(s)" or "ortho(graphy)", else every interval tier of utterances (one
+interval of several words at least; as ELAN exports a tier per speaker, each its own text; not
+one whose name holds "phon", "comment", "note", "gloss", "transl" or "remark"), else the first
+interval tier whose name does not hold "phon", else the first. Each interval is a cue with its
+times; an interval of one word gives that word its times (so that a pause-aware model reads the
+pauses between words). Empty intervals and silence labels ("sil", "sp", "spn", "<eps>",
+"<sil>", "#") never reach the model. Only the changed interval texts are written again, each in
+place in the text read, so every other character stays (phone tiers, point tiers, numbers as
+written, the long or short form; a UTF-16 file is written back as UTF-8). Times must run from 0
+(Praat allows negative ones, which no timed format punctum writes can hold).
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ _SILENCE = frozenset({"sil", "sp", "spn", "<eps>", "#", "<sil>"})
 _WORD_TIERS = ("words", "word")
 _TEXT_TIERS = ("transcript", "transcription", "text", "utterance", "utterances", "sentence",
                "sentences", "ortho", "orthography")
+# tiers of remarks about the speech, not the speech: never restored unless named
+_ASIDE_TIER = re.compile(r"comment|note|gloss|transl|remark")
 
 
 @dataclass(frozen=True)
@@ -195,8 +199,16 @@ def _chosen_tiers(tiers: list[_Tier], name: str, wanted: str | None) -> list[_Ti
     words = [t for t in intervals if named(t) in _WORD_TIERS
              or named(t).endswith(tuple(f" - {w}" for w in _WORD_TIERS))]
     texts = [t for t in intervals if named(t) in _TEXT_TIERS][:1]
-    not_phones = [t for t in intervals if "phon" not in named(t)][:1]  # (SPPAS: PhonAlign)
-    return words or texts or not_phones or intervals[:1]
+    not_phones = [t for t in intervals if "phon" not in named(t)]  # (SPPAS: PhonAlign)
+    utterances = [t for t in not_phones if _holds_utterances(t)  # (ELAN: a tier per speaker)
+                  and not _ASIDE_TIER.search(named(t))]
+    return words or texts or utterances or not_phones[:1] or intervals[:1]
+
+
+def _holds_utterances(tier: _Tier) -> bool:
+    """Whether an interval of the tier holds several words (an utterance, not a word, a
+    syllable or a label)."""
+    return any(len(label.value.split()) > 1 for _, _, label in tier.intervals)
 
 
 def _cue(xmin: _Value, xmax: _Value, label: str, name: str, text: str) -> Cue:
