@@ -3,19 +3,20 @@
     punctum restore -i aligned.TextGrid -o aligned.punct.TextGrid   # e.g. Montreal Forced Aligner
     punctum restore -i aligned.TextGrid --model en-tiny-pauses       # its word times as pauses
 
-The words of one tier are restored: the interval tier named by `--text-key`, else a tier named
-"words" (or "word", or "<speaker> - words" as the Montreal Forced Aligner names one speaker's
-words: each speaker's tier its own text), else one named "transcript", "transcription", "text",
-"utterance(s)", "sentence(s)" or "ortho(graphy)", else every interval tier of utterances (one
-interval of several words at least; as ELAN exports a tier per speaker, each its own text; not
-one whose name holds "phon", "comment", "note", "gloss", "transl" or "remark"), else the first
-interval tier whose name does not hold "phon", else the first. Each interval is a cue with its
-times; an interval of one word gives that word its times (so that a pause-aware model reads the
-pauses between words). Empty intervals and silence labels ("sil", "sp", "spn", "<eps>",
-"<sil>", "#") never reach the model. Only the changed interval texts are written again, each in
-place in the text read, so every other character stays (phone tiers, point tiers, numbers as
-written, the long or short form; a UTF-16 file is written back as UTF-8). Times must run from 0
-(Praat allows negative ones, which no timed format punctum writes can hold).
+The words of one tier (or each speaker's) are restored: the interval tier named by `--text-
+key`, else a tier named "words" (or "word", or "<speaker> - words" as the Montreal Forced
+Aligner names one speaker's words: each speaker's tier its own text), else one named
+"transcript", "transcription", "text", "utterance(s)", "sentence(s)" or "ortho(graphy)", else
+every interval tier of utterances (one interval of several words at least; as ELAN exports a
+tier per speaker, each its own text; not one whose name holds "phon", "comment", "note",
+"gloss", "transl" or "remark"), else the first interval tier whose name does not hold "phon",
+else the first. Each interval is a cue with its times; an interval of one word gives that word
+its times (so that a pause-aware model reads the pauses between words). Empty intervals and
+silence labels ("sil", "sp", "spn", "<eps>", "<sil>", "#") never reach the model. Only the
+changed interval texts are written again, each in place in the text read, so every other
+character stays (phone tiers, point tiers, numbers as written, the long or short form; a UTF-16
+file is written back as UTF-8). Times must run from 0 (Praat allows negative ones, which no
+timed format punctum writes can hold).
 """
 
 from __future__ import annotations
