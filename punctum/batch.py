@@ -47,8 +47,8 @@ from punctum.text import (
 log = logging.getLogger(__name__)
 
 # the suffixes of the transcript formats punctum reads (before .gz too)
-_TRANSCRIPT_SUFFIXES = frozenset({".srt", ".vtt", ".sbv", ".ass", ".ssa", ".textgrid", ".ctm",
-                                  ".json", ".jsonl", ".csv", ".tsv", ".txt"})
+_TRANSCRIPT_SUFFIXES = frozenset({".srt", ".vtt", ".sbv", ".ass", ".ssa", ".lrc", ".textgrid",
+                                  ".ctm", ".json", ".jsonl", ".csv", ".tsv", ".txt"})
 
 OUTPUT_FORMATS = ("srt", "vtt", "text", "json")
 JSON_FORMATS = ("whisper", "whispercpp", "vosk", "nemo", "sphinx", "hf", "sherpa")

@@ -23,6 +23,7 @@ from punctum.formats.json_records import (
     _read_vosk,
     _read_whisper,
 )
+from punctum.formats.lrc import dump_lrc, looks_like_lrc, opens_lrc, read_lrc
 from punctum.formats.sherpa import dump_sherpa, is_sherpa, read_sherpa
 from punctum.formats.subtitles import (
     _dump_sbv,
@@ -42,12 +43,12 @@ from punctum.formats.transcript import FORMATS, TABLES, Transcript
 from punctum.formats.whispercpp import dump_whispercpp, is_whispercpp, read_whispercpp
 
 _SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv", ".ass": "ass", ".ssa": "ass",
+             ".lrc": "lrc",
              ".txt": "text", ".ctm": "ctm", ".csv": "csv", ".tsv": "tsv",
              ".textgrid": "textgrid"}
 # timed-text formats that look like text but are not: refused by name (also before .gz)
 UNREAD = {".sub": "MicroDVD/SubViewer",
-           ".ttml": "TTML", ".dfxp": "DFXP", ".scc": "Scenarist SCC", ".stl": "EBU STL",
-           ".lrc": "LRC lyrics"}
+           ".ttml": "TTML", ".dfxp": "DFXP", ".scc": "Scenarist SCC", ".stl": "EBU STL"}
 
 
 # ----------------------------------------------------------------------------- public API
@@ -143,6 +144,8 @@ def sniff_format(text: str, name: str = "<string>") -> str:
         return "textgrid"
     if is_ass(head):
         return "ass"
+    if looks_like_lrc(head):
+        return "lrc"
     if asr.looks_like_ctm(head.split("\n", 3)[:3]):
         return "ctm"
     if not head or head[0] not in "{[":
@@ -188,7 +191,8 @@ def sniff_lines(lines: Iterable[str], name: str = "<stdin>") -> tuple[str, Itera
         return "srt", itertools.chain(head, lines)
     if is_sbv_timing(first):
         return "sbv", itertools.chain(head, lines)
-    if first.startswith('File type = "ooTextFile') or is_ass(first):  # read whole
+    if first.startswith('File type = "ooTextFile') or is_ass(first) or opens_lrc(
+            first):  # a TextGrid, a script or lyrics: read whole
         whole = head + list(lines)
         return sniff_format("\n".join(whole), name), iter(whole)
     if _JSON_START.match(first):
@@ -277,7 +281,7 @@ def dumps(transcript: Transcript, output_key: str | None = None) -> str:
             TSV; default: the key it was read from; a new column is added last).
     """
     writers = {"text": _dump_text, "srt": _dump_srt, "vtt": _dump_vtt, "sbv": _dump_sbv,
-               "ass": dump_ass, "sherpa": dump_sherpa,
+               "ass": dump_ass, "lrc": dump_lrc, "sherpa": dump_sherpa,
                "whisper": _dump_whisper, "vosk": _dump_vosk, "whispercpp": dump_whispercpp,
                "textgrid": dump_textgrid,
                **asr.WRITERS}
@@ -314,7 +318,7 @@ def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript
     if format in TABLES:  # an Excel cell holds "\n" in a file of "\r\n" rows
         text, meta = raw.removeprefix("\ufeff"), {**meta, "newline": "\n"}
     readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt, "sbv": _read_sbv,
-               "ass": read_ass, "sherpa": read_sherpa,
+               "ass": read_ass, "lrc": read_lrc, "sherpa": read_sherpa,
                "whisper": _read_whisper, "vosk": _read_vosk, "whispercpp": read_whispercpp,
                **asr.READERS}
     if format == "nemo":
