@@ -2,11 +2,12 @@
 
     python benchmarks/bench_formats.py --words 200000 --threads 2
 
-Generates files of about --words words (a sentence written for this script, repeated, in
-short utterances) as plain text, a CSV table, SRT, Whisper JSON with word timings and a Vosk
-result list, restores each with `punctum restore -i FILE -o OUT` in a child process, and
-prints wall time, words per second and the child's peak RSS as a markdown table. Plain text
-and tables are restored as streams; subtitle and JSON files are read whole.
+Generates files of about --words words (a sentence written for this script, repeated, in short
+utterances) as plain text, a CSV table, SRT, Whisper JSON with word timings, a Vosk result
+list, an ASS script and sherpa-onnx streaming results (JSON lines), restores each with `punctum
+restore -i FILE -o OUT` in a child process, and prints wall time, words per second and the
+child's peak RSS as a markdown table. Plain text and tables are restored as streams; subtitle
+and JSON files are read whole.
 """
 
 from __future__ import annotations
@@ -88,9 +89,31 @@ def write_vosk(path: Path, parts: list[list[str]]) -> None:
     path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
 
+def _ass_time(seconds: float) -> str:
+    cs = round(seconds * 100)
+    return f"{cs // 360000}:{cs // 6000 % 60:02d}:{cs // 100 % 60:02d}.{cs % 100:02d}"
+
+
+def write_ass(path: Path, parts: list[list[str]]) -> None:
+    head = ("[Script Info]\nScriptType: v4.00+\n\n[Events]\nFormat: Layer, Start, End, Style, "
+            "Name, MarginL, MarginR, MarginV, Effect, Text\n")
+    lines = [f"Dialogue: 0,{_ass_time(i * 3.0)},{_ass_time(i * 3.0 + 2.9)},Default,"
+             f"{'Ann' if i % 4 < 2 else 'Bob'},0,0,0,,{' '.join(p[:len(p) // 2])}\\N"
+             f"{' '.join(p[len(p) // 2:])}\n" for i, p in enumerate(parts)]
+    path.write_text(head + "".join(lines), encoding="utf-8")
+
+
+def write_sherpa(path: Path, parts: list[list[str]]) -> None:
+    records = [{"text": " ".join(part), "tokens": [" " + w for w in part],
+                "timestamps": [s for _, s, _ in _timed_words(part, 0.0)], "segment": i,
+                "start_time": i * 4.0} for i, part in enumerate(parts)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
 KINDS = {"text": (".txt", 12, write_text), "csv": (".csv", 12, write_csv),
          "srt": (".srt", 8, write_srt), "whisper": (".json", 12, write_whisper),
-         "vosk": (".json", 12, write_vosk)}
+         "vosk": (".json", 12, write_vosk), "ass": (".ass", 8, write_ass),
+         "sherpa": (".jsonl", 12, write_sherpa)}
 
 
 def run(kind: str, n_words: int, threads: int, folder: Path) -> dict:

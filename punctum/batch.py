@@ -17,7 +17,6 @@ run left there.
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import itertools
 import json
@@ -31,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from punctum import formats
-from punctum.corpora import looks_utf16
+from punctum.corpora import bom_encoding, looks_utf16
 from punctum.fileio import TEMP_SUFFIX, atomic_writer, printable, standard_stream
 from punctum.formats.annotations import separate, words_outside
 from punctum.references import decode_references
@@ -298,8 +297,9 @@ def _first_line_style(handle) -> tuple[bool, str]:
     time up to its first line feed (CR: none in the whole file, as `corpora.decode_lines`
     then cuts lines at carriage returns)."""
     first = handle.read(1 << 20)
-    if first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # written as UTF-8
-        head = first.decode("utf-16", errors="replace")
+    encoding = bom_encoding(first)
+    if encoding is not None:  # UTF-16 or UTF-32: written as UTF-8
+        head = first.decode(encoding, errors="replace")
         at = head.find("\n")
         if at < 0:
             return False, "\r" if "\r" in head else "\n"
@@ -670,7 +670,8 @@ def _not_a_transcript(path: str, input_format: str, head_bytes: int = 8192) -> s
             head = handle.read(head_bytes)
     except OSError:
         return ""
-    if b"\0" not in head or head[:2] == b"\x1f\x8b" or looks_utf16(head.split(b"\n")[0], 1):
+    if b"\0" not in head or head[:2] == b"\x1f\x8b" or bom_encoding(head) or looks_utf16(
+            head.split(b"\n")[0], 1):
         return ""
     return "binary"
 

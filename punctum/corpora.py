@@ -132,9 +132,9 @@ def decode_lines(handle, name: str, errors: str = "strict",
     try:
         numbered = _numbered_lines(handle)
         for line_no, raw in numbered:
-            if line_no == 1 and raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            if line_no == 1 and bom_encoding(raw) is not None:
                 chunks = itertools.chain([raw], (chunk for _, chunk in numbered))
-                yield from _utf16_lines(chunks, name, errors, keep_ends)
+                yield from _bom_lines(chunks, name, errors, keep_ends)
                 return
             text = _decode(raw, name, line_no, errors)
             yield line_no, text if keep_ends else text.rstrip("\r\n")
@@ -142,28 +142,58 @@ def decode_lines(handle, name: str, errors: str = "strict",
         raise ValueError(f"{name}: cannot be read as gzip ({error})") from None
 
 
-def _utf16_lines(chunks: Iterator[bytes], name: str, errors: str,
-                 keep_ends: bool) -> Iterator[tuple[int, str]]:
-    """(line number, line) of UTF-16 text whose byte-order mark opens `chunks` (Windows
-    Notepad's "Unicode"), decoded as it streams in; bytes that are not UTF-16 are an
-    error naming the line, or U+FFFD with errors="replace"."""
+# byte-order marks of the encodings read besides UTF-8 (UTF-32's first: UTF-32LE's mark
+# starts with UTF-16LE's)
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+         (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def bom_encoding(data: bytes) -> str | None:
+    """The UTF-16 or UTF-32 encoding whose byte-order mark opens `data`, or None."""
+    return next((encoding for bom, encoding in _BOMS if data.startswith(bom)), None)
+
+
+def decode_with_bom(data: bytes, name: str, errors: str = "strict") -> str:
+    """UTF-16 or UTF-32 text that opens with its byte-order mark (dropped), decoded whole;
+    bytes that are not of that encoding are an error naming the line."""
+    encoding = bom_encoding(data)
+    body = data[len(next(bom for bom, e in _BOMS if e == encoding)):]
+    try:
+        return body.decode(encoding, errors=errors)
+    except UnicodeDecodeError as error:
+        line = body[:error.start].decode(encoding, errors="replace").count("\n") + 1
+        raise NotUtf8Error(f"{name}:{line}: not valid {encoding[:6].upper()} after its "
+                           f"byte-order mark ({error.reason})") from None
+
+
+def _bom_lines(chunks: Iterator[bytes], name: str, errors: str,
+               keep_ends: bool) -> Iterator[tuple[int, str]]:
+    """(line number, line) of UTF-16 or UTF-32 text whose byte-order mark opens `chunks`
+    (Windows Notepad's "Unicode"), decoded as it streams in; bytes that are not of that
+    encoding are an error naming the line, or U+FFFD with errors="replace". Text with carriage
+    returns and no line feed (old Macs) is cut at each CR, as UTF-8 text is."""
     first = next(chunks)
-    encoding = "utf-16-le" if first.startswith(codecs.BOM_UTF16_LE) else "utf-16-be"
+    encoding = bom_encoding(first)
     decoder = codecs.getincrementaldecoder(encoding)(errors)
-    pending, line_no = "", 0
-    for chunk in itertools.chain([first[2:]], chunks, [None]):
+    pending, line_no, separator = "", 0, None
+    skip = 4 if encoding.startswith("utf-32") else 2
+    for chunk in itertools.chain([first[skip:]], chunks, [None]):
         try:
             pending += decoder.decode(b"", final=True) if chunk is None else \
                 decoder.decode(chunk)
         except UnicodeDecodeError as error:
             read = error.object[:error.start].decode(encoding, errors="replace")
             where = line_no + 1 + (pending + read).count("\n")
-            raise NotUtf8Error(f"{name}:{where}: not valid UTF-16 after its byte-order mark "
-                               f"({error.reason})") from None
-        *lines, pending = pending.split("\n")
+            raise NotUtf8Error(f"{name}:{where}: not valid {encoding[:6].upper()} after its "
+                               f"byte-order mark ({error.reason})") from None
+        if separator is None:  # decided by the first line feed, or at the end
+            if "\n" not in pending and chunk is not None:
+                continue
+            separator = "\n" if "\n" in pending or "\r" not in pending else "\r"
+        *lines, pending = pending.split(separator)
         for line in lines:
             line_no += 1
-            yield line_no, line + "\n" if keep_ends else line.rstrip("\r")
+            yield line_no, line + separator if keep_ends else line.rstrip("\r")
     if pending:
         yield line_no + 1, pending if keep_ends else pending.rstrip("\r")
 

@@ -166,7 +166,9 @@ def _is_che_line(token: str, label: str) -> bool:
     return label in CHE_LABELS or (token == token.lower() and token.strip() != ""
                                    and bool(_OTHER_CHE_LABEL.fullmatch(label)))
 # the first line of subtitles that a .txt file may hold (others are text)
-_TRANSCRIPT_START = re.compile(r"\s*(?:WEBVTT|\d+\s*$|\d[\d:.,]* --> )")
+# the first line of a transcript saved as .txt: WebVTT, SRT, ASS (or its comments), LRC
+_TRANSCRIPT_START = re.compile(r"\s*(?:WEBVTT|\d+\s*$|\d[\d:.,]* --> |\[script info\]|;|"
+                               r"\[\d+:\d|\[[a-z]+:)", re.IGNORECASE)
 
 
 def _transcript_texts(path: str | Path) -> list[str]:

@@ -85,6 +85,16 @@ def test_broken_utf16_after_its_byte_order_mark_names_the_line(tiny_artifact, tm
     assert code == 0 and "\ufffd" in out
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32"])
+def test_bom_text_with_carriage_returns_alone_keeps_its_lines(tiny_artifact, tmp_path, capsys,
+                                                              encoding):
+    source = tmp_path / "mac.txt"
+    source.write_bytes("hello there\rhow are you\r".encode(encoding))
+    code, out, _ = _restore(["-i", str(source)], tiny_artifact, capsys)
+    assert code == 0 and out.count("\r") == 2 and "\n" not in out
+    assert normalize(out) == ["hello", "there", "how", "are", "you"]
+
+
 def test_a_binary_file_is_named_so_not_utf16(tiny_artifact, tmp_path, capsys):
     source = tmp_path / "program"
     source.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(9) + b"\x03\x00>\x00\x01" + bytes(7)

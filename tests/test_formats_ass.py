@@ -98,7 +98,8 @@ def test_ssa_and_scripts_without_a_format_line():
            "Name, MarginL, MarginR, MarginV, Effect, Text\n"
            "Dialogue: Marked=0,0:00:01.5,0:00:02.25,Default,,0000,0000,0000,,hi there, you\n")
     transcript = formats.loads(ssa, "auto", name="old.ssa")
-    assert [(c.start, c.end, c.text) for c in transcript.cues] == [(1.5, 2.25, "hi there, you")]
+    assert [(c.start, c.end, c.text) for c in transcript.cues] == [  # (hundredths, as
+        (1.05, 2.25, "hi there, you")]  # libass reads them: .5 is 0.05)
     bare = "[Script Info]\n\n[Events]\nDialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,a, b\n"
     assert [c.text for c in formats.loads(bare, "ass").cues] == ["a, b"]
     assert formats.loads("[Script Info]\nTitle: empty\n", "ass").cues == ()
@@ -133,3 +134,47 @@ def test_cli_restores_an_ass_file_and_refuses_to_write_one_from_srt(tmp_path, ca
                                                        speakers=False)))
 
     assert words(written) == words(ASS) and len(words(ASS)) == 20
+
+
+def test_labels_and_dashes_after_a_line_break_are_read_as_after_a_newline():
+    script = HEAD + ("Dialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,JOHN: where are you "
+                     "going\\NMARY: home\n"
+                     "Dialogue: 0,0:00:03.00,0:00:04.00,Default,,0,0,0,,- so what\\N- home\n")
+    restored, punctuator = _restored(script, "Where are you going? Home? So what? Home.")
+    assert punctuator.calls == [["where", "are", "you", "going", "home", "so", "what",
+                                 "home"]]  # the labels never reach the model
+    assert formats.dumps(restored).endswith(
+        ",,JOHN: Where are you going?\\NMARY: Home?\n"
+        "Dialogue: 0,0:00:03.00,0:00:04.00,Default,,0,0,0,,- So what?\\N- Home.\n")
+
+
+def test_a_script_opening_with_comments_or_at_its_events_is_told_apart():
+    commented = "; made by hand\n;\n\n" + ASS
+    assert formats.sniff_format(commented) == "ass"
+    assert formats.sniff_lines(io.StringIO(commented))[0] == "ass"
+    events = ASS[ASS.index("[Events]"):]
+    assert formats.sniff_format(events) == "ass"
+    assert formats.sniff_format("; a line of text\nand another\n") == "text"
+
+
+@pytest.mark.parametrize("content", ["hello there\n", "1\n00:00:01,000 --> 00:00:02,000\nhi\n"])
+def test_text_that_is_no_script_is_refused_as_one(content):
+    with pytest.raises(ValueError, match="not an ASS or SSA script"):
+        formats.loads(content, "ass", name="x")
+
+
+def test_stacked_copies_are_restored_once_in_their_own_tags():
+    script = HEAD + (
+        "Dialogue: 0,0:00:01.00,0:00:02.00,Sign,,0,0,0,,{\\bord3}one week later\n"
+        "Dialogue: 1,0:00:01.00,0:00:02.00,Sign,,0,0,0,,{\\bord0}one week later\n"
+        "Dialogue: 0,0:00:03.00,0:00:04.00,Default,,0,0,0,,<i>so</i> we met\n"
+        "Dialogue: 0,0:00:05.00,0:00:06.00,Default,,0,0,0,,\n")
+    restored, punctuator = _restored(script, "One week later. So we met.")
+    assert punctuator.calls == [["one", "week", "later", "so", "we", "met"]]  # read once
+    assert formats.dumps(restored) == HEAD + (
+        "Dialogue: 0,0:00:01.00,0:00:02.00,Sign,,0,0,0,,{\\bord3}One week later.\n"
+        "Dialogue: 1,0:00:01.00,0:00:02.00,Sign,,0,0,0,,{\\bord0}One week later.\n"
+        "Dialogue: 0,0:00:03.00,0:00:04.00,Default,,0,0,0,,<i>So</i> we met.\n"
+        "Dialogue: 0,0:00:05.00,0:00:06.00,Default,,0,0,0,,\n")
+    srt = formats.dumps(formats.convert(restored, "srt"))  # one cue for the copies, none for
+    assert srt.count(" --> ") == 2 and "One week later." in srt  # the empty line

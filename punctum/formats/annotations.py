@@ -222,7 +222,8 @@ def continues_dialogue(previous: Sequence[Token], previous_note: Annotations,
 
 
 def _breaks(gap: str) -> bool:
-    return "\n" in gap or "<br" in gap.lower()
+    """Whether markup between tokens starts a new line: a line feed, <br>, ASS's \\N."""
+    return "\n" in gap or "<br" in gap.lower() or "\\N" in gap
 
 
 def _line_prefix(line: list[str], offset: int, kept: set[int], turns: set[int],

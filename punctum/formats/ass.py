@@ -23,6 +23,7 @@ labels or voices, as whisper.cpp's speakers do.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from punctum.formats.transcript import MAX_SECONDS, Cue, Token, Transcript, shown, split_tokens
 
@@ -31,25 +32,44 @@ _SECTION = re.compile(r"^\s*\[([^\]\n]+)\]\s*$")
 # the fields of an event line when the section names none (ASS's; SSA's first is "Marked")
 _DEFAULT_FIELDS = ("layer", "start", "end", "style", "name", "marginl", "marginr", "marginv",
                    "effect", "text")
-# H:MM:SS.cc (hours of any width; the fraction read as a decimal: .5 and .50 are half)
-_TIME = re.compile(r"^\s*(\d{1,12}):(\d{1,2}):(\d{1,2})(?:[.:](\d{1,3}))?\s*$")
-# markup in a text field: override blocks (one never closed runs to the end of the text,
-# which stays as written) and the \N, \n and \h escapes
-MARKUP = re.compile(r"\{[^{}]*(?:\}|$)|\\[Nnh]")
+# H:MM:SS.cc (hours of any width; the fraction in hundredths, as libass reads it: .5 is 0.05)
+_TIME = re.compile(r"^\s*(\d{1,12}):(\d{1,2}):(\d{1,2})(?:[.:](\d{1,3}))?\s*$", re.ASCII)
+# an override block ("{\i1}"; one never closed runs to the end of the text, kept as written)
+_BLOCK = re.compile(r"\{[^{}]*(?:\}|$)")
+# markup in a text field: override blocks, the \N, \n and \h escapes, and the HTML-like tags
+# converters leave behind ("<i>", "</font>")
+MARKUP = re.compile(r"\{[^{}]*(?:\}|$)|\\[Nnh]|</?(?:[ibus]|font)(?:\s[^<>\n]*)?>",
+                    re.IGNORECASE)
+# the first section of a script: [Script Info], or a fragment's styles or events
+_FIRST_SECTION = re.compile(r"\[(?:script info|v4\+? styles|events)\]\s*$", re.IGNORECASE)
 # a drawing: an override block that turns drawing mode on (\p1, \p2, ...; \pos is not one)
 _DRAWING = re.compile(r"\{[^{}]*\\p[1-9]")
 
 
 def is_ass(text: str) -> bool:
-    """Whether a file's text starts as an ASS or SSA script does ("[Script Info]")."""
-    return text.lstrip("\ufeff \t\r\n")[:13].lower() == "[script info]"
+    """Whether a file's text starts as an ASS or SSA script does: "[Script Info]" (or a
+    fragment's "[V4+ Styles]" or "[Events]") after any ";" comment lines."""
+    for line in text.lstrip("\ufeff").split("\n", 50)[:50]:
+        if line.strip() and not line.lstrip().startswith(";"):
+            return bool(_FIRST_SECTION.match(line.strip()))
+    return False
+
+
+def escapes(gap: str) -> str:
+    """The escapes ("N", "n", "h") written in markup between two tokens, outside override
+    blocks: "N" a line break, "n" and "h" spaces."""
+    return "".join(found[1] for found in re.findall(r"\\[Nnh]", _BLOCK.sub("", gap)))
 
 
 def read_ass(text: str, name: str, meta: dict) -> Transcript:
     """The Dialogue lines of a script as cues in time order; meta keeps every line."""
     lines = text.split("\n")
+    if text.strip() and not any(_SECTION.match(line) for line in lines):
+        raise ValueError(f"{name}: not an ASS or SSA script (no section such as [Script Info] "
+                         f"or [Events])")
     cues: list[Cue] = []
     section, fields = "", _DEFAULT_FIELDS
+    seen: dict[tuple, int] = {}  # (start, end, text) -> the line a stacked copy repeats
     for index, line in enumerate(lines):
         header = _SECTION.match(line)
         if header:
@@ -62,9 +82,25 @@ def read_ass(text: str, name: str, meta: dict) -> Transcript:
         if kind == "format":
             fields = _fields(value, f"{name}:{index + 1}")
         elif kind == "dialogue":
-            cues.append(_cue(line, len(key) + 1, fields, index, f"{name}:{index + 1}"))
+            cue = _cue(line, len(key) + 1, fields, index, f"{name}:{index + 1}")
+            cues.append(_stacked(cue, seen))
     ordered = sorted(cues, key=lambda cue: cue.start)  # (stable: file order among equals)
     return Transcript("ass", tuple(ordered), {**meta, "lines": tuple(lines)})
+
+
+def _stacked(cue: Cue, seen: dict[tuple, int]) -> Cue:
+    """A line that repeats an earlier one's words at its times (a typesetter's border and
+    fill layers, each with its own tags) as a copy: never read twice by the model, and
+    written with the words the earlier line is restored to, in its own markup."""
+    words = tuple(t.text for t in cue.tokens)
+    if not any(words):
+        return cue
+    key = (cue.start, cue.end, words)
+    if key not in seen:
+        seen[key] = cue.extra["line"]
+        return cue
+    return replace(cue, tokens=(Token("", before=cue.text),),
+                   extra={**cue.extra, "copy_of": seen[key], "tokens": cue.tokens})
 
 
 def _fields(value: str, where: str) -> tuple[str, ...]:
@@ -92,7 +128,8 @@ def _cue(line: str, offset: int, fields: tuple[str, ...], index: int, where: str
                          f"({named['start'].strip()})")
     text = values[-1]
     prefix = line[:len(line) - len(text)]
-    tokens = (Token("", before=text),) if _DRAWING.search(text) else split_tokens(text, MARKUP)
+    tokens = (Token("", before=text),) if _DRAWING.search(text) or not text.strip() else \
+        split_tokens(text, MARKUP)  # (an empty line, as a drawing, becomes no subtitle)
     speaker = named.get("name", named.get("actor", "")).strip()
     return Cue(start, end, tokens, extra={"line": index, "prefix": prefix, "speaker": speaker})
 
@@ -107,7 +144,7 @@ def _seconds(value: str, where: str) -> float:
     total = (int(hours) * 60 + int(minutes)) * 60 + int(seconds)
     if total > MAX_SECONDS:
         raise ValueError(f"{where}: a time beyond {MAX_SECONDS:.0e} seconds")
-    return round(total + (int(fraction) / 10 ** len(fraction) if fraction else 0.0), 3)
+    return round(total + (int(fraction) / 100 if fraction else 0.0), 3)
 
 
 def dump_ass(transcript: Transcript) -> str:
@@ -116,6 +153,17 @@ def dump_ass(transcript: Transcript) -> str:
         raise ValueError("an ASS script is written only from one read as such (convert "
                          "others to srt or vtt)")
     lines = list(transcript.meta["lines"])
+    by_line = {cue.extra["line"]: cue for cue in transcript.cues}
     for cue in transcript.cues:
-        lines[cue.extra["line"]] = cue.extra["prefix"] + cue.text
+        lines[cue.extra["line"]] = cue.extra["prefix"] + _copied(cue, by_line)
     return "\n".join(lines)
+
+
+def _copied(cue: Cue, by_line: dict[int, Cue]) -> str:
+    """A cue's text; a stacked copy's, its own markup around the words of the line it
+    repeats as that line is now written."""
+    source = by_line.get(cue.extra.get("copy_of"))
+    own = cue.extra.get("tokens", ())
+    if source is None or len(source.tokens) != len(own):
+        return cue.text
+    return "".join(t.before + s.text + t.after for t, s in zip(own, source.tokens))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 import gzip
 import itertools
 import re
@@ -11,6 +10,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from punctum.corpora import bom_encoding, decode_with_bom
 from punctum.fileio import NotUtf8Error
 from punctum.formats import asr
 from punctum.formats.ass import dump_ass, is_ass, read_ass
@@ -94,9 +94,7 @@ def _format_in_text_file(path: Path, head_bytes: int = 65_536) -> str:
                 head = handle.read(head_bytes)
             except (OSError, EOFError, zlib.error):
                 return "text"  # the reader names the damage
-    encoding = "utf-16" if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else \
-        "utf-8"
-    text = _normalise_newlines(head.decode(encoding, errors="replace"))[0]
+    text = _normalise_newlines(head.decode(bom_encoding(head) or "utf-8", errors="replace"))[0]
     if _JSON_START.match(text.lstrip("\ufeff \t\r\n")):
         text = _normalise_newlines(_read_text(path, errors="replace"))[0]
     return _text_or_other(text, str(path))
@@ -191,6 +189,9 @@ def sniff_lines(lines: Iterable[str], name: str = "<stdin>") -> tuple[str, Itera
         return "srt", itertools.chain(head, lines)
     if is_sbv_timing(first):
         return "sbv", itertools.chain(head, lines)
+    if first.startswith(";") and not first.startswith(";;"):  # an ASS script's comments?
+        _comments_head(head, lines)
+        first = head[-1].strip()
     if first.startswith('File type = "ooTextFile') or is_ass(first) or opens_lrc(
             first):  # a TextGrid, a script or lyrics: read whole
         whole = head + list(lines)
@@ -202,6 +203,18 @@ def sniff_lines(lines: Iterable[str], name: str = "<stdin>") -> tuple[str, Itera
         if asr.looks_like_ctm(_ctm_head(head, lines)):  # or a comment: three lines decide
             return "ctm", itertools.chain(head, lines)
     return "text", itertools.chain(head, lines)
+
+
+def _comments_head(head: list[str], lines: Iterator[str], most: int = 50) -> None:
+    """`head` grown by the next lines while they are blank or ";" comments (as an ASS script
+    may open), up to `most` lines: its last line is then the first of another kind."""
+    while len(head) < most:
+        line = next(lines, None)
+        if line is None:
+            return
+        head.append(line)
+        if line.strip() and not line.lstrip().startswith(";"):
+            return
 
 
 def _ctm_head(head: list[str], lines: Iterator[str], words: int = 3,
@@ -333,7 +346,7 @@ def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript
 
 
 def _read_text(path: str | Path, errors: str = "strict") -> str:
-    """A file's UTF-8 text (gzip's decompressed), or UTF-16 text where a byte-order mark
+    """A file's UTF-8 text (gzip's decompressed), or UTF-16 or UTF-32 text where a byte-order mark
     says so (Praat's TextGrids, Windows "Unicode" subtitles); errors name the line."""
     path = Path(path)
     if not path.exists():
@@ -343,12 +356,8 @@ def _read_text(path: str | Path, errors: str = "strict") -> str:
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
     data = _gunzip(path.read_bytes(), path)
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        try:  # (the mark tells the byte order, and is dropped)
-            return data.decode("utf-16", errors=errors)
-        except UnicodeDecodeError as error:
-            raise NotUtf8Error(f"{path}: not valid UTF-16 after its byte-order mark "
-                               f"({error.reason})") from None
+    if bom_encoding(data) is not None:  # UTF-16 or UTF-32, the mark dropped
+        return decode_with_bom(data, str(path), errors)
     try:
         text = data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as error:

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from punctum.formats import whispercpp
+from punctum.formats import ass, whispercpp
 from punctum.formats.annotations import (
     NONE,
     Annotations,
@@ -39,11 +39,6 @@ from punctum.text import NULL, Edges, Labelled, ends_sentence, marks_after_word,
 # Markup that separates words as whitespace does: line-break tags (references to spaces,
 # &nbsp; among them, are read by `_separates`).
 _LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
-# ASS's escapes for a line break (\N; \n, a soft one, is a space) and a space (\h), outside
-# its override blocks ({\i1})
-_ASS_BLOCK = re.compile(r"\{[^{}]*\}")
-_ASS_SPACE = re.compile(r"\\[Nnh]")
-_ASS_LINE_BREAK = re.compile(r"\\N(?![^{}]*\})")
 # Control characters that are not whitespace (which splits tokens), as records may hold.
 _CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]+")
 # A "<" that subtitle readers take for the start of a tag, a timestamp or a comment.
@@ -257,7 +252,7 @@ def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool,
                                            and bool(token.extra)
                                            and needs_space(out[-1].text, token.text))
             space = ("\n" if line_breaks and ("\n" in gap or "<br" in gap.lower()
-                                                or _ASS_LINE_BREAK.search(gap))
+                                                or "\\N" in gap and "N" in ass.escapes(gap))
                      else " " if separate else "")
             closing, opening = _edge_references(gap, bool(out))
             if closing:
@@ -304,7 +299,7 @@ def _separates(gap: str) -> bool:
     a line-break tag, ASS's \\N, \\n or \\h, or a reference to a space (&nbsp;, &emsp;,
     &#32;)."""
     return any(char.isspace() for char in gap) or bool(_LINE_BREAK.search(gap)) or (
-        "\\" in gap and bool(_ASS_SPACE.search(_ASS_BLOCK.sub("", gap)))) or (
+        "\\" in gap and bool(ass.escapes(gap))) or (
         "&" in gap and any(char.isspace() for char in decode_references(gap)))
 
 
