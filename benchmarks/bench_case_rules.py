@@ -1,0 +1,103 @@
+"""Two decision rules that join the casing head to the marks, measured (both rejected).
+
+    python benchmarks/bench_case_rules.py --model en-tiny
+
+1. Next-word casing as evidence for a sentence end: w * logit(P(next word not LOWER)) is
+   added to the log-probabilities of the sentence-final marks; the decision biases are
+   refitted on dev2012 for each w (as `punctum calibrate` fits them), test2011 scored with
+   them (Che's labels, the model's windows).
+2. A capital in mid-sentence needs confidence: a word the model writes Capitalised after a
+   mark that does not end a sentence (not a name of capitalised.json, not "I") keeps its
+   capital only when P(CAP) >= tau; casing F1 on the held-out documents of the training
+   corpora (`bench_domains.py`, 20,000 words each) and on test2011 (`bench_iwslt.py`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+import bench_domains
+import bench_iwslt
+import numpy as np
+from common import SHARED_DATA, hardware, restore_and_score
+
+from punctum.calibration import CHE_LABEL_MAP, CHE_LABELS, _index, fit_post_bias, micro_f1
+from punctum.evaluation import load_scored
+from punctum.runtime import Punctuator
+from punctum.text import is_i
+
+
+def next_case_evidence(model: str, weights: list[float]) -> None:
+    punctuator = Punctuator.load(model, post_bias={}, threads=2)
+    labels = punctuator.post_labels
+    final = np.array([label in punctuator.inventory.sentence_final for label in labels])
+    scored_as = np.array([_index(CHE_LABELS, CHE_LABEL_MAP.get(label, label))
+                          for label in labels])
+    lower = punctuator.case_labels.index("LOWER")
+
+    def read(name: str):
+        scored = load_scored(SHARED_DATA / "iwslt2011" / name, "che")
+        prediction = punctuator.predict_batch([list(scored.labelled.words)])[0]
+        capital = np.clip(1 - prediction.case_probs[:, lower].astype(np.float64), 1e-6, 1 - 1e-6)
+        following = np.append(capital[1:], 0.5)
+        ref = np.array([_index(CHE_LABELS, label) for label in scored.labelled.post])
+        return prediction.post_probs.astype(np.float64), np.log(following / (1 - following)), ref
+
+    def shifted(probs, evidence, w):
+        log_probs = np.log(np.clip(probs, 1e-9, 1)) + w * evidence[:, None] * final[None, :]
+        return np.exp(log_probs - log_probs.max(1, keepdims=True))
+
+    dev, test = read("dev2012.gz"), read("test2011")
+    print("| w | dev2012 F1 (biases refitted) | biases | test2011 punct. F1 |\n|---|---|---|---|")
+    for w in weights:
+        fit = fit_post_bias(shifted(*dev[:2], w), dev[2], labels, scored_as,
+                            fixed=set(CHE_LABEL_MAP))
+        bias = np.array([fit.bias.get(label, 0.0) for label in labels])
+        hyp = scored_as[(np.log(shifted(*test[:2], w)) + bias).argmax(1)]
+        print(f"| {w} | {100 * fit.f1_after:.2f} | {fit.bias} | "
+              f"{100 * micro_f1(hyp, test[2]):.2f} |")
+
+
+def mid_sentence_capitals(model: str, thresholds: list[float | None]) -> None:
+    chosen: list[float | None] = [None]
+    assemble = Punctuator._assemble
+
+    def with_rule(self, words, *args):
+        prediction = assemble(self, words, *args)
+        if chosen[0] is None:
+            return prediction
+        cap, final = self.case_labels.index("CAP"), set(self.inventory.sentence_final)
+        case = [c if not (k and c == "CAP" and prediction.post[k - 1] not in final
+                          and words[k] not in self.capitalised and not is_i(words[k])
+                          and prediction.case_probs[k, cap] < chosen[0]) else "LOWER"
+                for k, c in enumerate(prediction.case)]
+        return dataclasses.replace(prediction, case=tuple(case))
+
+    Punctuator._assemble = with_rule
+    punctuator = Punctuator.load(model, threads=2)
+    refs = {name.split("/")[0]: bench_domains.held_out(SHARED_DATA / "text" / name, 0.01,
+                                                       20000)
+            for name in bench_domains.SOURCES}
+    print("\n| tau | " + " | ".join(refs) + " | mean | test2011 casing F1 |")
+    print("|---|" + "---|" * (len(refs) + 2))
+    for tau in thresholds:
+        chosen[0] = tau
+        cells = [100 * restore_and_score(punctuator, texts)[1] for texts in refs.values()]
+        test = bench_iwslt.evaluate(punctuator, SHARED_DATA / "iwslt2011")
+        print(f"| {tau or 'argmax (bundled)'} | " + " | ".join(f"{c:.2f}" for c in cells)
+              + f" | {np.mean(cells):.2f} | {100 * test['case'].overall.f1:.2f} |")
+    Punctuator._assemble = assemble
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="en-tiny")
+    args = parser.parse_args()
+    next_case_evidence(args.model, [0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0])
+    mid_sentence_capitals(args.model, [None, 0.5, 0.6, 0.7, 0.8, 0.9])
+    print(f"\n{hardware()}")
+
+
+if __name__ == "__main__":
+    main()
