@@ -46,7 +46,8 @@ from punctum.text import (
 log = logging.getLogger(__name__)
 
 # the suffixes of the transcript formats punctum reads (before .gz too)
-_TRANSCRIPT_SUFFIXES = frozenset({".srt", ".vtt", ".sbv", ".ass", ".ssa", ".lrc", ".textgrid",
+_TRANSCRIPT_SUFFIXES = frozenset({".srt", ".vtt", ".sbv", ".ass", ".ssa", ".lrc", ".ttml",
+                                  ".dfxp", ".textgrid",
                                   ".ctm", ".json", ".jsonl", ".csv", ".tsv", ".txt"})
 
 OUTPUT_FORMATS = ("srt", "vtt", "text", "json")

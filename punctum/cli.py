@@ -237,7 +237,8 @@ def _add_restore_options(parser) -> None:
                         help="undecodable input bytes: an error, or replaced by U+FFFD")
     parser.add_argument("--format", default="auto",  # formats.FORMATS, kept literal so that
                         # parsing arguments imports no numpy (a test checks they agree)
-                        choices=["auto", "text", "srt", "vtt", "sbv", "ass", "lrc", "whisper",
+                        choices=["auto", "text", "srt", "vtt", "sbv", "ass", "lrc", "ttml",
+                                 "whisper",
                                  "whispercpp", "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf",
                                  "sherpa", "textgrid", "csv", "tsv"],
                         help="input format (default: files by extension and content; stdin "
@@ -582,10 +583,11 @@ def _check_output_suffix(target: str | None, output_format: str, name: str,
         return
     suffix = os.path.splitext(target.lower().removesuffix(".gz"))[1]
     named = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv", ".textgrid": "textgrid",
-             ".ass": "ass", ".ssa": "ass", ".lrc": "lrc"}.get(suffix)
+             ".ass": "ass", ".ssa": "ass", ".lrc": "lrc", ".ttml": "ttml",
+             ".dfxp": "ttml"}.get(suffix)
     if named is not None and named != output_format:
         written = {"sbv": "SBV", "textgrid": "a TextGrid", "ass": "an ASS script",
-                   "lrc": "LRC"}.get(named)
+                   "lrc": "LRC", "ttml": "TTML"}.get(named)
         convert = f"add --to {named} to convert it" if named in ("srt", "vtt") else \
             f"{written} is written from such input alone"
         raise ValueError(f"{target}: the output of {name} is {output_format}, not {named}; "

@@ -140,8 +140,8 @@ def detect_format(path: str | Path) -> str:
         return "xml"
     if name.endswith(".tsv"):
         return "tsv"
-    if name.endswith((".srt", ".vtt", ".sbv", ".ass", ".ssa", ".lrc", ".textgrid", ".json",
-                      ".jsonl", ".ctm")):
+    if name.endswith((".srt", ".vtt", ".sbv", ".ass", ".ssa", ".lrc", ".ttml", ".dfxp",
+                      ".textgrid", ".json", ".jsonl", ".ctm")):
         return "transcript"
     first = next(iter_lines(path), "")
     fields = first.split("\t")

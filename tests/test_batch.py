@@ -467,16 +467,16 @@ def test_videos_and_unread_subtitle_formats_beside_transcripts_are_left_out(tmp_
     root = tmp_path / "in"
     _write(root / "talk.srt", "1\n00:00:01,000 --> 00:00:02,000\nwe met in town\n")
     _write(root / "talk.mkv", b"\x1aE\xdf\xa3\x00\x00\x01matroska" * 50)
-    _write(root / "talk.ttml", '<tt xmlns="http://www.w3.org/ns/ttml"></tt>\n')
+    _write(root / "talk.scc", "Scenarist_SCC V1.0\n\n00:00:00:00\t9420 9420\n")
     _write(root / "notes.txt", "so what\n")
     _write(root / "wide.txt", "we see\n".encode("utf-16-le"))  # text, named as such
     code, err = _restore_dir(capsys, root, tmp_path / "out")
     assert "left out 2 files that are not transcripts" in err
-    assert "talk.mkv (binary)" in err and "talk.ttml (TTML)" in err
+    assert "talk.mkv (binary)" in err and "talk.scc (Scenarist SCC)" in err
     assert sorted(_outputs(tmp_path / "out")) == ["notes.txt", "talk.srt"]
     assert code == 1 and "wide.txt: looks like UTF-16" in err  # a failure, not left out
     code, err = _restore_dir(capsys, root, tmp_path / "out2", "--format", "text")
-    assert "left out 1 file that is not a transcript: " in err and "talk.ttml" not in err
+    assert "left out 1 file that is not a transcript: " in err and "talk.scc" not in err
 
 
 def test_parquet_cells_keep_speaker_labels_as_file_lines_do(tiny_artifact, tmp_path):

@@ -563,7 +563,7 @@ def test_a_named_pipe_is_told_apart_as_standard_input_is(tiny_artifact, tmp_path
     assert code == 0 and out.splitlines()[:2] == ["1", "00:00:01,000 --> 00:00:02,500"]
 
 
-@pytest.mark.parametrize("name", ["talk.sub", "talk.ttml", "talk.scc.gz", "talk.dfxp"])
+@pytest.mark.parametrize("name", ["talk.sub", "talk.stl", "talk.scc.gz"])
 def test_timed_text_formats_punctum_does_not_read_are_refused(tiny_artifact, tmp_path,
                                                                capsys, name):
     source = tmp_path / name

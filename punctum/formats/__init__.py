@@ -8,7 +8,7 @@ objects or JSON lines), NeMo-style JSONL manifests and plain text (one paragraph
 Kaldi CTM and text, pocketsphinx JSON and transformers-pipeline JSON are read and written by
 `asr`; whisper.cpp's JSON by `whispercpp`; sherpa-onnx's results by `sherpa`; Praat TextGrids
 (a words tier) by `textgrid`; ASS and SSA scripts (the text of each Dialogue line) by `ass`;
-LRC (timed lines) by `lrc`;
+LRC (timed lines) by `lrc`; TTML and DFXP (the text of each paragraph) by `ttml`;
 CSV and TSV tables (a text column per row: call-centre logs) by `tables`.
 Each is read into a `Transcript` of `Cue`s of `Token`s: a token is one whitespace-separated
 piece of the written text (usually one word) with its timing when the source has one, and
@@ -23,7 +23,7 @@ that was read gives back its input:
   line ending is written with CRLF throughout (one with CR alone, with CR). SBV the same,
   its times in YouTube's form (``0:01:02.345``); its text has no markup. ASS and SSA: every
   line as written but each Dialogue line's text field; LRC likewise, but each timed line's
-  text.
+  text; TTML every byte but each paragraph's inner text.
   VTT NOTE, STYLE and REGION blocks are kept in place; tags (``<v Bob>``, ``<i>``, inline
   timestamps ``<00:01.500>``, SRT's ``{\\an8}``) and character references (``&amp;``) are
   kept around the tokens and never reach the model.
@@ -45,8 +45,8 @@ length and duration limits; `convert` moves a transcript to another format.
 Modules: `transcript` (Token, Cue, Transcript, splitting text into tokens), `files` (reading,
 writing, format detection), `subtitles` (SRT, WebVTT, SBV, plain text), `json_records` (Whisper,
 Vosk, NeMo), `json_splice` (changed values written into the text read), `asr` (CTM, Kaldi,
-pocketsphinx, transformers pipeline), `whispercpp` (whisper.cpp's JSON), `sherpa`
-(sherpa-onnx's JSON), `textgrid` (Praat TextGrid), `ass` (ASS, SSA), `lrc` (LRC), `tables`
+pocketsphinx, transformers pipeline), `whispercpp` (whisper.cpp's JSON), `sherpa` (sherpa-onnx's
+JSON), `textgrid` (Praat TextGrid), `ass` (ASS, SSA), `lrc` (LRC), `ttml` (TTML, DFXP), `tables`
 (CSV, TSV), `rolling` (roll-up captions), `restoring` (restore and convert), `resegment`
 (subtitle cues rebuilt at sentence boundaries).
 """

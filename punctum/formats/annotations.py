@@ -42,6 +42,7 @@ _FULL_NAME_WORDS = 5  # a full name ("Maria de la Cruz:", "José María García 
 _NAME_PARTICLES = frozenset("al bin da de del della der di du la le van von y".split())
 # A phone number as a speaker label (a dial-in caller in Zoom): "+14155550199:", "415-555-0199:".
 _PHONE_LABEL = re.compile(r"\+?\d[\d-]{6,}\d:")
+_LINE_BREAK = re.compile(r"<(?:[\w.-]+:)?br\s*/?>", re.IGNORECASE)  # <br>, <br/>, <tt:br/>
 _LABEL_CHARS = 32
 # Times: "01:02", "1:02:03", "00:00:05.000", "00:05,250".
 _TIME = r"\d{1,2}(?::\d{2}){1,2}(?:[.,]\d{1,3})?"
@@ -223,7 +224,7 @@ def continues_dialogue(previous: Sequence[Token], previous_note: Annotations,
 
 def _breaks(gap: str) -> bool:
     """Whether markup between tokens starts a new line: a line feed, <br>, ASS's \\N."""
-    return "\n" in gap or "<br" in gap.lower() or "\\N" in gap
+    return "\n" in gap or "br" in gap.lower() and bool(_LINE_BREAK.search(gap)) or "\\N" in gap
 
 
 def _line_prefix(line: list[str], offset: int, kept: set[int], turns: set[int],

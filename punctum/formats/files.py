@@ -40,15 +40,15 @@ from punctum.formats.subtitles import (
 from punctum.formats.tables import dump_table, read_table
 from punctum.formats.textgrid import dump_textgrid, looks_like_textgrid, read_textgrid
 from punctum.formats.transcript import FORMATS, TABLES, Transcript
+from punctum.formats.ttml import dump_ttml, looks_like_ttml, read_ttml
 from punctum.formats.whispercpp import dump_whispercpp, is_whispercpp, read_whispercpp
 
 _SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv", ".ass": "ass", ".ssa": "ass",
-             ".lrc": "lrc",
+             ".lrc": "lrc", ".ttml": "ttml", ".dfxp": "ttml",
              ".txt": "text", ".ctm": "ctm", ".csv": "csv", ".tsv": "tsv",
              ".textgrid": "textgrid"}
 # timed-text formats that look like text but are not: refused by name (also before .gz)
-UNREAD = {".sub": "MicroDVD/SubViewer",
-           ".ttml": "TTML", ".dfxp": "DFXP", ".scc": "Scenarist SCC", ".stl": "EBU STL"}
+UNREAD = {".sub": "MicroDVD/SubViewer", ".scc": "Scenarist SCC", ".stl": "EBU STL"}
 
 
 # ----------------------------------------------------------------------------- public API
@@ -144,6 +144,8 @@ def sniff_format(text: str, name: str = "<string>") -> str:
         return "ass"
     if looks_like_lrc(head):
         return "lrc"
+    if looks_like_ttml(head):
+        return "ttml"
     if asr.looks_like_ctm(head.split("\n", 3)[:3]):
         return "ctm"
     if not head or head[0] not in "{[":
@@ -192,8 +194,8 @@ def sniff_lines(lines: Iterable[str], name: str = "<stdin>") -> tuple[str, Itera
     if first.startswith(";") and not first.startswith(";;"):  # an ASS script's comments?
         _comments_head(head, lines)
         first = head[-1].strip()
-    if first.startswith('File type = "ooTextFile') or is_ass(first) or opens_lrc(
-            first):  # a TextGrid, a script or lyrics: read whole
+    if first.startswith(('File type = "ooTextFile', "<?xml", "<tt")) or is_ass(
+            first) or opens_lrc(first):  # a TextGrid, TTML, a script, lyrics: read whole
         whole = head + list(lines)
         return sniff_format("\n".join(whole), name), iter(whole)
     if _JSON_START.match(first):
@@ -294,7 +296,7 @@ def dumps(transcript: Transcript, output_key: str | None = None) -> str:
             TSV; default: the key it was read from; a new column is added last).
     """
     writers = {"text": _dump_text, "srt": _dump_srt, "vtt": _dump_vtt, "sbv": _dump_sbv,
-               "ass": dump_ass, "lrc": dump_lrc, "sherpa": dump_sherpa,
+               "ass": dump_ass, "lrc": dump_lrc, "ttml": dump_ttml, "sherpa": dump_sherpa,
                "whisper": _dump_whisper, "vosk": _dump_vosk, "whispercpp": dump_whispercpp,
                "textgrid": dump_textgrid,
                **asr.WRITERS}
@@ -331,7 +333,7 @@ def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript
     if format in TABLES:  # an Excel cell holds "\n" in a file of "\r\n" rows
         text, meta = raw.removeprefix("\ufeff"), {**meta, "newline": "\n"}
     readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt, "sbv": _read_sbv,
-               "ass": read_ass, "lrc": read_lrc, "sherpa": read_sherpa,
+               "ass": read_ass, "lrc": read_lrc, "ttml": read_ttml, "sherpa": read_sherpa,
                "whisper": _read_whisper, "vosk": _read_vosk, "whispercpp": read_whispercpp,
                **asr.READERS}
     if format == "nemo":

@@ -38,7 +38,10 @@ from punctum.text import NULL, Edges, Labelled, ends_sentence, marks_after_word,
 
 # Markup that separates words as whitespace does: line-break tags (references to spaces,
 # &nbsp; among them, are read by `_separates`).
-_LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_LINE_BREAK = re.compile(r"<(?:[\w.-]+:)?br\s*/?>", re.IGNORECASE)  # (EBU-TT's <tt:br/>)
+# Formats whose text holds character references (&amp;): read as the characters they stand
+# for, written back as the same references.
+_REFERENCED = (*SUBTITLES, "ttml")
 # Control characters that are not whitespace (which splits tokens), as records may hold.
 _CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]+")
 # A "<" that subtitle readers take for the start of a tag, a timestamp or a comment.
@@ -83,10 +86,11 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
     # and WebVTT needs &, < and > written as references ("AT&T" -> "AT&amp;T", "-->")
     # (SubRip has no references: WebVTT's are decoded for it, but for < and >, which would
     # read as tags there; a "<" of other formats' text that would open a tag is written &lt;)
-    write = (_decode_for_srt if transcript.format == "vtt" and format == "srt"
-             else decode_references if transcript.format in SUBTITLES and format != "vtt"
+    referenced = transcript.format in _REFERENCED
+    write = (_decode_for_srt if transcript.format in ("vtt", "ttml") and format == "srt"
+             else decode_references if referenced and format != "vtt"
              else _escape_vtt if format == "vtt" and transcript.format != "vtt"
-             else _escape_srt if format == "srt" and transcript.format not in SUBTITLES
+             else _escape_srt if format == "srt" and not referenced
              else str)
     # JSON word records that carry their spaces (Whisper's " Don" "'t") are joined as they
     # are written; records that carry none (WhisperX) get a space between words
@@ -105,7 +109,8 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
             cues = _with_speakers(cues, [[s for c in g for s in said_by(c)]
                                          for g in groups], format)
         return Transcript("text", cues, {"newline": newline, "trailer": "\n"})
-    breaks = transcript.format in (*SUBTITLES, "sbv", "ass") and format in SUBTITLES  # (lines)
+    breaks = format in SUBTITLES and (  # line breaks kept (TTML's: <br/> alone)
+        "tags" if transcript.format == "ttml" else transcript.format in (*SUBTITLES, "sbv", "ass"))
     first = " " if format == "whisper" else ""
     pairs = [(c, plain) for c in kept  # a cue whose only tokens were fillers or markup
              if (plain := _plain_tokens(c.tokens, first, breaks, write, spacing))  # ("[noise]")
@@ -233,7 +238,7 @@ def _escape_vtt(text: str) -> str:
     return html.escape(decode_references(text), quote=False)
 
 
-def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool,
+def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool | str,
                   write: Callable[[str], str] = str,
                   spacing: str = "records") -> tuple[Token, ...]:
     """Tokens without markup or records; gaps become "", " " (or "\\n" when kept).
@@ -251,7 +256,8 @@ def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool,
             separate = _separates(gap) or (spacing == "records" and after_record
                                            and bool(token.extra)
                                            and needs_space(out[-1].text, token.text))
-            space = ("\n" if line_breaks and ("\n" in gap or "<br" in gap.lower()
+            space = ("\n" if line_breaks and ("\n" in gap and line_breaks != "tags"
+                                                or bool(_LINE_BREAK.search(gap))
                                                 or "\\N" in gap and "N" in ass.escapes(gap))
                      else " " if separate else "")
             closing, opening = _edge_references(gap, bool(out))
@@ -345,7 +351,7 @@ def restore_transcript(transcript: Transcript, punctuator,
     """
     options = options or RestoreOptions()
     inventory = punctuator.inventory
-    subtitles = transcript.format in SUBTITLES
+    subtitles = transcript.format in _REFERENCED
     copies = repeated_tokens(transcript)  # roll-up captions: each word to the model once
     original, transcript = transcript, _without(transcript, copies)
     model_text = _model_text(decode_references if subtitles else str)

@@ -11,10 +11,10 @@ from typing import Any
 
 from punctum.references import REFERENCE
 
-FORMATS = ("text", "srt", "vtt", "sbv", "ass", "lrc", "whisper", "whispercpp", "vosk", "nemo",
-           "ctm", "kaldi", "sphinx", "hf", "sherpa", "textgrid", "csv", "tsv")
+FORMATS = ("text", "srt", "vtt", "sbv", "ass", "lrc", "ttml", "whisper", "whispercpp", "vosk",
+           "nemo", "ctm", "kaldi", "sphinx", "hf", "sherpa", "textgrid", "csv", "tsv")
 EXTENSIONS = {"text": ".txt", "srt": ".srt", "vtt": ".vtt", "sbv": ".sbv", "ass": ".ass",
-              "lrc": ".lrc",
+              "lrc": ".lrc", "ttml": ".ttml",
               "whisper": ".json", "whispercpp": ".json", "vosk": ".json", "nemo": ".jsonl",
               "ctm": ".ctm",
               "kaldi": ".txt", "sphinx": ".jsonl", "hf": ".json", "sherpa": ".json",

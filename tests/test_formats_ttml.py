@@ -1,0 +1,108 @@
+"""TTML and DFXP subtitles (`formats.ttml`): read, restored, written back, converted."""
+
+import io
+
+import pytest
+from test_formats import ScriptedPunctuator, _write
+
+from punctum import formats
+from punctum.cli import main
+from punctum.runtime import RestoreOptions
+
+# A document written for these tests: a div that starts at 10 s, clock times in frames,
+# offset times, a span, a line break and character references.
+TTML = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<tt xmlns="http://www.w3.org/ns/ttml" xmlns:tts="http://www.w3.org/ns/ttml#styling" '
+        'xmlns:ttp="http://www.w3.org/ns/ttml#parameter" ttp:frameRate="25">\n'
+        '  <head><styling><style xml:id="s1" tts:color="white"/></styling></head>\n'
+        '  <body style="s1">\n    <div begin="10s">\n'
+        '      <p begin="00:00:01.000" end="00:00:03.500">so where are you going<br/>'
+        'i think</p>\n'
+        '      <p begin="00:00:03:25" dur="2s"><span tts:color="yellow">we met</span> at '
+        'tom &amp; ann&apos;s</p>\n'
+        '      <p begin="70.5s" end="72000ms"/>\n'
+        '      <p>no times here</p>\n'
+        '    </div>\n  </body>\n</tt>\n')
+REFERENCE = "So where are you going? I think. We met at Tom & Ann's. No times here."
+
+
+def _restored(content: str, reference: str = REFERENCE):
+    punctuator = ScriptedPunctuator(reference)
+    transcript = formats.loads(content, "auto", name="episode.ttml")
+    return formats.restore_transcript(transcript, punctuator, RestoreOptions()), punctuator
+
+
+def test_ttml_is_read_by_extension_content_and_pipe(tmp_path):
+    transcript = formats.loads(TTML, "auto", name="episode.ttml")
+    assert transcript.format == "ttml"
+    assert [(c.start, c.end) for c in transcript.cues] == [(11.0, 13.5), (14.0, 16.0),
+                                                           (None, None)]
+    assert formats.detect_format(_write(tmp_path, "e.dfxp", TTML)) == "ttml"
+    assert formats.detect_format(_write(tmp_path, "e.txt", TTML)) == "ttml"
+    assert formats.sniff_format(TTML) == "ttml"
+    assert formats.sniff_lines(io.StringIO(TTML))[0] == "ttml"
+
+
+def test_only_the_paragraph_texts_change():
+    assert formats.dumps(formats.loads(TTML, "ttml")) == TTML
+    restored, punctuator = _restored(TTML)
+    assert punctuator.calls == [["so", "where", "are", "you", "going", "i", "think", "we",
+                                 "met", "at", "tom", "&", "ann's", "no", "times", "here"]]
+    assert formats.dumps(restored) == TTML.replace(
+        "so where are you going<br/>i think", "So where are you going?<br/>I think.").replace(
+        "we met</span> at tom &amp; ann&apos;s", "We met</span> at Tom &amp; Ann&apos;s.").replace(
+        "no times here", "No times here.")
+
+
+def test_converted_to_srt_with_line_breaks_and_references_decoded():
+    restored, _ = _restored(TTML.replace("      <p>no times here</p>\n", ""),
+                            REFERENCE.replace(" No times here.", ""))
+    assert formats.dumps(formats.convert(restored, "srt")) == (
+        "1\n00:00:11,000 --> 00:00:13,500\nSo where are you going?\nI think.\n\n"
+        "2\n00:00:14,000 --> 00:00:16,000\nWe met at Tom & Ann's.\n")
+    with pytest.raises(ValueError, match="has no times"):
+        formats.convert(_restored(TTML)[0], "srt")
+
+
+@pytest.mark.parametrize("value, seconds", [
+    ("00:00:01.5", 1.5), ("01:02:03", 3723.0), ("00:00:01:12", 1.48), ("2.5s", 2.5),
+    ("1500ms", 1.5), ("50f", 2.0), ("1.5m", 90.0), ("0.5h", 1800.0)])
+def test_time_expressions(value, seconds):
+    document = TTML.replace('begin="00:00:01.000" end="00:00:03.500"',
+                            f'begin="{value}" end="99999s"').replace('begin="10s"', "")
+    assert formats.loads(document, "ttml").cues[0].start == pytest.approx(seconds)
+
+
+def test_ticks_and_prefixed_elements():
+    ebu = ('<tt:tt xmlns:tt="http://www.w3.org/ns/ttml" '
+           'xmlns:ttp="http://www.w3.org/ns/ttml#parameter" ttp:tickRate="10000000">'
+           '<tt:body><tt:div><tt:p begin="10000000t" end="25000000t">so what<tt:br/>now'
+           '</tt:p></tt:div></tt:body></tt:tt>')
+    transcript = formats.loads(ebu, "auto", name="ebu.xml")
+    assert transcript.format == "ttml"
+    assert [(c.start, c.end) for c in transcript.cues] == [(1.0, 2.5)]
+    restored, _ = _restored(ebu, "So what? Now.")
+    assert formats.dumps(formats.convert(restored, "srt")).endswith("So what?\nNow.\n")
+
+
+@pytest.mark.parametrize("content, message", [
+    ("<tt><body><p begin='1s' end='2s'>hi</body></tt>", r"x.ttml:1: not well-formed XML"),
+    ("<tt><body><p begin='soon' end='2s'>hi</p></body></tt>", r"x.ttml:1: bad time 'soon'"),
+    ("<tt><body><p begin='5s' end='2s'>hi</p></body></tt>", r"x.ttml:1: the paragraph ends"),
+    ("<tt>\n<body>\n<p begin='1s' end='" + "9" * 12 + "s'>hi</p></body></tt>",
+     r"x.ttml:3: a time beyond 1e")])
+def test_malformed_documents_get_a_one_line_error_naming_the_line(content, message):
+    with pytest.raises(ValueError, match=message) as error:
+        formats.loads(content, "ttml", name="x.ttml")
+    assert "\n" not in str(error.value)
+
+
+def test_cli_restores_ttml_and_converts_it(tmp_path, capsys, tiny_artifact):
+    path = _write(tmp_path, "e.ttml", TTML.replace("      <p>no times here</p>\n", ""))
+    assert main(["restore", "-m", str(tiny_artifact), "-i", str(path), "--to", "srt",
+                 "-o", str(tmp_path / "e.srt")]) == 0
+    assert (tmp_path / "e.srt").read_text().count(" --> ") == 2
+    assert main(["restore", "-m", str(tiny_artifact), "-i", str(path), "-o",
+                 str(tmp_path / "out.ttml")]) == 0
+    written = (tmp_path / "out.ttml").read_text()
+    assert written.startswith('<?xml version="1.0"') and written.count("<p ") == 3
