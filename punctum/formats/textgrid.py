@@ -31,6 +31,7 @@ from punctum.formats.transcript import (
     Transcript,
     fillers_kept_out,
     shown,
+    spliced,
     split_tokens,
 )
 
@@ -229,9 +230,6 @@ def dump_textgrid(transcript: Transcript) -> str:
     if source is None or len(source["spans"]) != len(transcript.cues):
         raise ValueError("a TextGrid is written from the TextGrid it was read from; convert "
                          "to srt, vtt, text or json instead")
-    text, pieces, position = source["text"], [], 0
-    for span, cue in zip(source["spans"], transcript.cues):
-        if cue.text != span.value:
-            pieces += [text[position:span.start], '"' + cue.text.replace('"', '""') + '"']
-            position = span.end
-    return "".join(pieces) + text[position:]
+    return spliced(source["text"], [(span.start, span.end, '"' + cue.text.replace('"', '""') + '"')
+                                     for span, cue in zip(source["spans"], transcript.cues)
+                                     if cue.text != span.value])

@@ -178,6 +178,15 @@ def split_tokens(text: str, markup: bool | re.Pattern = False) -> tuple[Token, .
     return tuple(tokens)
 
 
+def spliced(text: str, replacements: Sequence[tuple[int, int, str]]) -> str:
+    """`text` with each span [start, end) replaced by its new text; spans in order, apart."""
+    pieces, position = [], 0
+    for start, end, new in replacements:
+        pieces += [text[position:start], new]
+        position = end
+    return "".join(pieces) + text[position:]
+
+
 def shown(value, limit: int = 60) -> str:
     """repr(value) for an error message, cut to `limit` characters (a line of a file may
     be the whole file; safe for integers of any length)."""

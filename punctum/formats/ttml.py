@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ElementTree
 
-from punctum.formats.transcript import MAX_SECONDS, Cue, Transcript, shown, split_tokens
+from punctum.formats.transcript import MAX_SECONDS, Cue, Transcript, shown, spliced, split_tokens
 
 # the root element: <tt ...> or a prefixed <tt:tt ...>
 _ROOT = re.compile(r"<(?:[\w.-]+:)?tt[\s>]")
@@ -159,8 +159,5 @@ def dump_ttml(transcript: Transcript) -> str:
     if source is None or len(source["spans"]) != len(transcript.cues):
         raise ValueError("a TTML document is written from the one it was read from; convert "
                          "to srt or vtt instead")
-    text, pieces, position = source["text"], [], 0
-    for (start, end), cue in zip(source["spans"], transcript.cues):
-        pieces += [text[position:start], cue.text]
-        position = end
-    return "".join(pieces) + text[position:]
+    return spliced(source["text"], [(start, end, cue.text) for (start, end), cue
+                                     in zip(source["spans"], transcript.cues)])
