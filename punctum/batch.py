@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 
 # the suffixes of the transcript formats punctum reads (before .gz too)
 _TRANSCRIPT_SUFFIXES = frozenset({".srt", ".vtt", ".sbv", ".ass", ".ssa", ".lrc", ".ttml",
-                                  ".dfxp", ".textgrid",
+                                  ".dfxp", ".eaf", ".textgrid",
                                   ".ctm", ".json", ".jsonl", ".csv", ".tsv", ".txt"})
 
 OUTPUT_FORMATS = ("srt", "vtt", "text", "json")

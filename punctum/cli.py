@@ -240,7 +240,7 @@ def _add_restore_options(parser) -> None:
                         choices=["auto", "text", "srt", "vtt", "sbv", "ass", "lrc", "ttml",
                                  "whisper",
                                  "whispercpp", "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf",
-                                 "sherpa", "textgrid", "csv", "tsv"],
+                                 "sherpa", "textgrid", "eaf", "csv", "tsv"],
                         help="input format (default: files by extension and content; stdin "
                              "by its first lines: subtitles, a TextGrid, JSON or CTM, else text; "
                              "arguments are text)")
@@ -293,10 +293,10 @@ def _run_restore(args) -> int:
                 source.format not in TEXT_KEYED:  # (in a folder: to manifests, tables and
             raise ValueError(f"{source.name}: --text-key and --output-key are for NeMo "  # grids
                              f"manifests and CSV/TSV tables (--text-key also for TextGrid "
-                             f"tiers), not {source.format} input")
+                             f"and ELAN tiers), not {source.format} input")
         if args.output_key is not None and source.format not in KEYED:
             raise ValueError(f"{source.name}: --output-key is for NeMo manifests and CSV/TSV "
-                             f"tables; a TextGrid's tier is restored in place")
+                             f"tables; a TextGrid's or ELAN tier is restored in place")
     if args.output == "":
         raise ValueError("-o/--output needs a path ('-' for standard output)")
     targets = [_restore_target(args.output, s, len(sources), options) for s in sources]
@@ -584,10 +584,10 @@ def _check_output_suffix(target: str | None, output_format: str, name: str,
     suffix = os.path.splitext(target.lower().removesuffix(".gz"))[1]
     named = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv", ".textgrid": "textgrid",
              ".ass": "ass", ".ssa": "ass", ".lrc": "lrc", ".ttml": "ttml",
-             ".dfxp": "ttml"}.get(suffix)
+             ".dfxp": "ttml", ".eaf": "eaf"}.get(suffix)
     if named is not None and named != output_format:
         written = {"sbv": "SBV", "textgrid": "a TextGrid", "ass": "an ASS script",
-                   "lrc": "LRC", "ttml": "TTML"}.get(named)
+                   "lrc": "LRC", "ttml": "TTML", "eaf": "an ELAN document"}.get(named)
         convert = f"add --to {named} to convert it" if named in ("srt", "vtt") else \
             f"{written} is written from such input alone"
         raise ValueError(f"{target}: the output of {name} is {output_format}, not {named}; "

@@ -140,7 +140,7 @@ def detect_format(path: str | Path) -> str:
         return "xml"
     if name.endswith(".tsv"):
         return "tsv"
-    if name.endswith((".srt", ".vtt", ".sbv", ".ass", ".ssa", ".lrc", ".ttml", ".dfxp",
+    if name.endswith((".srt", ".vtt", ".sbv", ".ass", ".ssa", ".lrc", ".ttml", ".dfxp", ".eaf",
                       ".textgrid", ".json", ".jsonl", ".ctm")):
         return "transcript"
     first = next(iter_lines(path), "")

@@ -73,7 +73,7 @@ def test_each_speakers_word_tier_is_a_text_of_its_own():
     restored, punctuator = _restored(content, "So what? I see.")
     assert sorted(punctuator.calls) == [["i", "see"], ["so", "what"]]
     assert formats.dumps(formats.convert(restored, "text")) == "So what?\nI see.\n"
-    with pytest.raises(ValueError, match="2 word tiers"):
+    with pytest.raises(ValueError, match="2 tiers"):
         formats.convert(restored, "srt")
 
 

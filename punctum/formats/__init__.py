@@ -6,10 +6,11 @@
 Formats (`FORMATS`): SRT, WebVTT, YouTube's SBV, Whisper JSON, Vosk JSON (an object, a list of
 objects or JSON lines), NeMo-style JSONL manifests and plain text (one paragraph per line);
 Kaldi CTM and text, pocketsphinx JSON and transformers-pipeline JSON are read and written by
-`asr`; whisper.cpp's JSON by `whispercpp`; sherpa-onnx's results by `sherpa`; Praat TextGrids
-(a words tier) by `textgrid`; ASS and SSA scripts (the text of each Dialogue line) by `ass`;
-LRC (timed lines) by `lrc`; TTML and DFXP (the text of each paragraph) by `ttml`;
-CSV and TSV tables (a text column per row: call-centre logs) by `tables`.
+`asr`; whisper.cpp's JSON by `whispercpp`; sherpa-onnx's results by `sherpa`; Praat TextGrids (a
+words tier) by `textgrid`; ASS and SSA scripts (the text of each Dialogue line) by `ass`; LRC
+(timed lines) by `lrc`; TTML and DFXP (the text of each paragraph) by `ttml`; ELAN documents
+(each speaker's tier) by `eaf`; CSV and TSV tables (a text column per row: call-centre logs) by
+`tables`.
 Each is read into a `Transcript` of `Cue`s of `Token`s: a token is one whitespace-separated
 piece of the written text (usually one word) with its timing when the source has one, and
 keeps the whitespace and markup around it (`before`, `after`), so that writing a transcript
@@ -46,9 +47,9 @@ Modules: `transcript` (Token, Cue, Transcript, splitting text into tokens), `fil
 writing, format detection), `subtitles` (SRT, WebVTT, SBV, plain text), `json_records` (Whisper,
 Vosk, NeMo), `json_splice` (changed values written into the text read), `asr` (CTM, Kaldi,
 pocketsphinx, transformers pipeline), `whispercpp` (whisper.cpp's JSON), `sherpa` (sherpa-onnx's
-JSON), `textgrid` (Praat TextGrid), `ass` (ASS, SSA), `lrc` (LRC), `ttml` (TTML, DFXP), `tables`
-(CSV, TSV), `rolling` (roll-up captions), `restoring` (restore and convert), `resegment`
-(subtitle cues rebuilt at sentence boundaries).
+JSON), `textgrid` (Praat TextGrid), `ass` (ASS, SSA), `lrc` (LRC), `ttml` (TTML, DFXP), `eaf`
+(ELAN), `tables` (CSV, TSV), `rolling` (roll-up captions), `restoring` (restore and convert),
+`resegment` (subtitle cues rebuilt at sentence boundaries).
 """
 
 

@@ -14,6 +14,7 @@ from punctum.corpora import bom_encoding, decode_with_bom
 from punctum.fileio import NotUtf8Error
 from punctum.formats import asr
 from punctum.formats.ass import dump_ass, is_ass, read_ass
+from punctum.formats.eaf import dump_eaf, looks_like_eaf, read_eaf
 from punctum.formats.json_records import (
     _dump_nemo,
     _dump_vosk,
@@ -44,7 +45,7 @@ from punctum.formats.ttml import dump_ttml, looks_like_ttml, read_ttml
 from punctum.formats.whispercpp import dump_whispercpp, is_whispercpp, read_whispercpp
 
 _SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv", ".ass": "ass", ".ssa": "ass",
-             ".lrc": "lrc", ".ttml": "ttml", ".dfxp": "ttml",
+             ".lrc": "lrc", ".ttml": "ttml", ".dfxp": "ttml", ".eaf": "eaf",
              ".txt": "text", ".ctm": "ctm", ".csv": "csv", ".tsv": "tsv",
              ".textgrid": "textgrid"}
 # timed-text formats that look like text but are not: refused by name (also before .gz)
@@ -146,6 +147,8 @@ def sniff_format(text: str, name: str = "<string>") -> str:
         return "lrc"
     if looks_like_ttml(head):
         return "ttml"
+    if looks_like_eaf(head):
+        return "eaf"
     if asr.looks_like_ctm(head.split("\n", 3)[:3]):
         return "ctm"
     if not head or head[0] not in "{[":
@@ -296,7 +299,8 @@ def dumps(transcript: Transcript, output_key: str | None = None) -> str:
             TSV; default: the key it was read from; a new column is added last).
     """
     writers = {"text": _dump_text, "srt": _dump_srt, "vtt": _dump_vtt, "sbv": _dump_sbv,
-               "ass": dump_ass, "lrc": dump_lrc, "ttml": dump_ttml, "sherpa": dump_sherpa,
+               "ass": dump_ass, "lrc": dump_lrc, "ttml": dump_ttml, "eaf": dump_eaf,
+               "sherpa": dump_sherpa,
                "whisper": _dump_whisper, "vosk": _dump_vosk, "whispercpp": dump_whispercpp,
                "textgrid": dump_textgrid,
                **asr.WRITERS}
@@ -342,6 +346,8 @@ def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript
         return read_table(text, name, meta, format, text_key)
     if format == "textgrid":
         return read_textgrid(text, name, meta, text_key)
+    if format == "eaf":
+        return read_eaf(text, name, meta, text_key)
     if format not in readers:
         raise ValueError(f"format must be 'auto' or one of {FORMATS}, got {format!r}")
     return readers[format](text, name, meta)

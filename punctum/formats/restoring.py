@@ -41,7 +41,7 @@ from punctum.text import NULL, Edges, Labelled, ends_sentence, marks_after_word,
 _LINE_BREAK = re.compile(r"<(?:[\w.-]+:)?br\s*/?>", re.IGNORECASE)  # (EBU-TT's <tt:br/>)
 # Formats whose text holds character references (&amp;): read as the characters they stand
 # for, written back as the same references.
-_REFERENCED = (*SUBTITLES, "ttml")
+_REFERENCED = (*SUBTITLES, "ttml", "eaf")
 # Control characters that are not whitespace (which splits tokens), as records may hold.
 _CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]+")
 # A "<" that subtitle readers take for the start of a tag, a timestamp or a comment.
@@ -130,10 +130,11 @@ def _one_timeline(transcript: Transcript, format: str) -> None:
     result), or the word tiers of several speakers of a TextGrid (they overlap)."""
     timed = [doc for doc in transcript.meta.get("documents", ())
              if any(transcript.cues[i].start is not None for i in doc)]
-    if len(timed) > 1 and transcript.format == "textgrid":
-        raise ValueError(f"the TextGrid holds {len(timed)} word tiers (one per speaker) on "
-                         f"one timeline; one {format} file holds one: write --to text (a "
-                         f"line per tier), or restore the TextGrid itself")
+    if len(timed) > 1 and transcript.format in ("textgrid", "eaf"):
+        what = "TextGrid" if transcript.format == "textgrid" else "ELAN document"
+        raise ValueError(f"the {what} holds {len(timed)} tiers (one per speaker) on one "
+                         f"timeline; one {format} file holds one: write --to text (a line "
+                         f"per tier), give --text-key TIER, or restore the {what} itself")
     if len(timed) > 1:
         raise ValueError(f"the {transcript.format} batch holds {len(timed)} results, each "
                          f"timed from its own start; one {format} file has one timeline: "

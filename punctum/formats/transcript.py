@@ -12,13 +12,13 @@ from typing import Any
 from punctum.references import REFERENCE
 
 FORMATS = ("text", "srt", "vtt", "sbv", "ass", "lrc", "ttml", "whisper", "whispercpp", "vosk",
-           "nemo", "ctm", "kaldi", "sphinx", "hf", "sherpa", "textgrid", "csv", "tsv")
+           "nemo", "ctm", "kaldi", "sphinx", "hf", "sherpa", "textgrid", "eaf", "csv", "tsv")
 EXTENSIONS = {"text": ".txt", "srt": ".srt", "vtt": ".vtt", "sbv": ".sbv", "ass": ".ass",
               "lrc": ".lrc", "ttml": ".ttml",
               "whisper": ".json", "whispercpp": ".json", "vosk": ".json", "nemo": ".jsonl",
               "ctm": ".ctm",
               "kaldi": ".txt", "sphinx": ".jsonl", "hf": ".json", "sherpa": ".json",
-              "textgrid": ".TextGrid",
+              "textgrid": ".TextGrid", "eaf": ".eaf",
               "csv": ".csv", "tsv": ".tsv"}
 SUBTITLES = ("srt", "vtt")
 # Formats whose cues are separate texts (paragraphs, utterances of different recordings):
@@ -30,8 +30,8 @@ UNTIMED = frozenset({"text", "nemo", "kaldi", "csv", "tsv"})
 TABLES = ("csv", "tsv")
 # Formats whose text is one field of each record, named by a key (--text-key, --output-key).
 KEYED = ("nemo", *TABLES)
-# Formats that take a text key alone (the TextGrid tier to restore; no output key).
-TEXT_KEYED = (*KEYED, "textgrid")
+# Formats that take a text key alone (the TextGrid or ELAN tier to restore; no output key).
+TEXT_KEYED = (*KEYED, "textgrid", "eaf")
 # The largest time in seconds a file may hold (over 300 years: Unix times fit).
 MAX_SECONDS = 1e10
 

@@ -31,7 +31,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from punctum.formats import FORMATS, KEYED
+from punctum.formats import FORMATS, KEYED, TEXT_KEYED
 from punctum.formats.transcript import shown
 from punctum.runtime import Punctuator, RestoreOptions
 from punctum.serve.batcher import DynamicBatcher, QueueFull, ShuttingDown
@@ -437,10 +437,10 @@ def _request_texts(body: RestoreRequest) -> list[str]:
         raise ApiError(422, "invalid_request", f"format {body.format!r} takes one document "
                        f"in 'text'")
     if body.format not in KEYED and (body.output_key or (
-            body.text_key and body.format != "textgrid")):
+            body.text_key and body.format not in TEXT_KEYED)):
         raise ApiError(422, "invalid_request", f"'text_key' and 'output_key' are for NeMo "
-                       f"manifests and CSV/TSV tables ('text_key' also for a TextGrid's "
-                       f"tier), not {body.format!r}")
+                       f"manifests and CSV/TSV tables ('text_key' also for a TextGrid's or "
+                       f"ELAN tier), not {body.format!r}")
     if body.fill is not None and not body.keep_existing:
         raise ApiError(422, "invalid_request", "'fill' is for 'keep_existing' (without it "
                        "every mark is the model's)")

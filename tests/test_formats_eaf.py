@@ -1,0 +1,115 @@
+"""ELAN documents (`formats.eaf`): read, restored, written back, converted."""
+
+import pytest
+from test_formats import ScriptedPunctuator, _write
+
+from punctum import formats
+from punctum.cli import main
+from punctum.runtime import RestoreOptions
+
+
+def _eaf(tiers: list[tuple[str, str | None, list[tuple[str, str]]]],
+         slots: dict[str, int | None]) -> str:
+    """An ELAN document written for these tests: tiers of (TIER_ID, PARENT_REF, annotations
+    as (slot pair "ts1 ts2" or a referred annotation id "=a1", value))."""
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
+             '<ANNOTATION_DOCUMENT FORMAT="3.0" VERSION="3.0">',
+             '    <HEADER MEDIA_FILE="" TIME_UNITS="milliseconds"/>', "    <TIME_ORDER>"]
+    lines += [f'        <TIME_SLOT TIME_SLOT_ID="{k}"' + (f' TIME_VALUE="{v}"/>' if v is not None
+                                                          else "/>") for k, v in slots.items()]
+    lines.append("    </TIME_ORDER>")
+    n = 0
+    for tier, parent, annotations in tiers:
+        lines.append(f'    <TIER LINGUISTIC_TYPE_REF="lt" TIER_ID="{tier}"'
+                     + (f' PARENT_REF="{parent}">' if parent else ">"))
+        for where, value in annotations:
+            n += 1
+            if where.startswith("="):
+                head = f'<REF_ANNOTATION ANNOTATION_ID="a{n}" ANNOTATION_REF="{where[1:]}">'
+                tail = "</REF_ANNOTATION>"
+            else:
+                one, two = where.split()
+                head = (f'<ALIGNABLE_ANNOTATION ANNOTATION_ID="a{n}" TIME_SLOT_REF1="{one}" '
+                        f'TIME_SLOT_REF2="{two}">')
+                tail = "</ALIGNABLE_ANNOTATION>"
+            body = f"<ANNOTATION_VALUE>{value}</ANNOTATION_VALUE>" if value else \
+                "<ANNOTATION_VALUE/>"
+            lines.append(f"        <ANNOTATION>{head}{body}{tail}</ANNOTATION>")
+        lines.append("    </TIER>")
+    lines += ['    <LINGUISTIC_TYPE LINGUISTIC_TYPE_ID="lt" TIME_ALIGNABLE="true"/>',
+              "</ANNOTATION_DOCUMENT>"]
+    return "\n".join(lines) + "\n"
+
+
+SLOTS = {"ts1": 1000, "ts2": 3500, "ts3": 4000, "ts4": 6000, "ts5": None}
+DOCUMENT = _eaf([("Ann", None, [("ts1 ts2", "so where are you going"), ("ts4 ts5", "")]),
+                 ("Ann-fr", "Ann", [("=a1", "alors tu vas ou")]),
+                 ("Bob", None, [("ts3 ts4", "we met tom &amp; ann"), ("ts4 ts5", "i see")]),
+                 ("notes", None, [("ts1 ts4", "check the overlap")])], SLOTS)
+
+
+def _restored(content: str, reference: str, tier: str | None = None):
+    punctuator = ScriptedPunctuator(reference)
+    transcript = formats.loads(content, "auto", name="talk.eaf", text_key=tier)
+    return formats.restore_transcript(transcript, punctuator, RestoreOptions()), punctuator
+
+
+def test_eaf_is_read_by_extension_and_content(tmp_path):
+    transcript = formats.loads(DOCUMENT, "auto", name="talk.eaf")
+    assert transcript.format == "eaf"
+    assert [(c.start, c.end, c.text) for c in transcript.cues] == [
+        (1.0, 3.5, "so where are you going"), (4.0, 6.0, "we met tom &amp; ann"),
+        (6.0, None, "i see")]  # an unaligned slot leaves its annotation untimed
+    assert transcript.meta["documents"] == [[0], [1, 2]]
+    assert formats.detect_format(_write(tmp_path, "t.eaf", DOCUMENT)) == "eaf"
+    assert formats.sniff_format(DOCUMENT) == "eaf"
+
+
+def test_each_speakers_tier_is_a_text_and_only_its_values_change():
+    assert formats.dumps(formats.loads(DOCUMENT, "eaf")) == DOCUMENT
+    restored, punctuator = _restored(DOCUMENT, "So where are you going? We met Tom & Ann. "
+                                               "I see.")
+    assert sorted(punctuator.calls) == [["so", "where", "are", "you", "going"],
+                                        ["we", "met", "tom", "&", "ann", "i", "see"]]
+    assert formats.dumps(restored) == DOCUMENT.replace(
+        ">so where are you going<", ">So where are you going?<").replace(
+        ">we met tom &amp; ann<", ">We met Tom &amp; Ann.<").replace(">i see<", ">I see.<")
+    assert formats.dumps(formats.convert(restored, "text")) == (
+        "So where are you going?\nWe met Tom & Ann. I see.\n")
+    timed, _ = _restored(DOCUMENT.replace('TIME_SLOT_ID="ts5"/>',
+                                          'TIME_SLOT_ID="ts5" TIME_VALUE="7000"/>'),
+                         "So where are you going? We met Tom & Ann. I see.")
+    with pytest.raises(ValueError, match="holds 2 tiers .* give --text-key TIER"):
+        formats.convert(timed, "srt")
+
+
+def test_the_tier_named_by_text_key():
+    restored, punctuator = _restored(DOCUMENT, "Check the overlap.", tier="notes")
+    assert punctuator.calls == [["check", "the", "overlap"]]
+    assert formats.dumps(formats.convert(restored, "srt")) == (
+        "1\n00:00:01,000 --> 00:00:06,000\nCheck the overlap.\n")
+    with pytest.raises(ValueError, match="no tier named 'Cy' .*'Ann', 'Ann-fr', 'Bob'"):
+        formats.loads(DOCUMENT, "eaf", name="talk.eaf", text_key="Cy")
+
+
+@pytest.mark.parametrize("content, message", [
+    ("<ANNOTATION_DOCUMENT><TIER></ANNOTATION_DOCUMENT>", r"t.eaf:1: not well-formed XML"),
+    ("<OTHER/>", r"t.eaf: not an ELAN document \(its root is 'OTHER'"),
+    (_eaf([], {"ts1": "soon"}), r"time slot 'ts1' has TIME_VALUE 'soon'"),
+    (_eaf([("A", None, [("ts2 ts1", "hi")])], {"ts1": 1000, "ts2": 5000}),
+     r"annotation 'a1' ends \(1 s\) before it starts \(5 s\)")])
+def test_malformed_documents_get_a_one_line_error(content, message):
+    with pytest.raises(ValueError, match=message) as error:
+        formats.loads(content, "eaf", name="t.eaf")
+    assert "\n" not in str(error.value)
+
+
+def test_cli_restores_an_eaf_and_takes_text_key(tmp_path, capsys, tiny_artifact):
+    path = _write(tmp_path, "t.eaf", DOCUMENT)
+    assert main(["restore", "-m", str(tiny_artifact), "-i", str(path), "--to", "srt",
+                 "--text-key", "Ann"]) == 0
+    assert capsys.readouterr().out.startswith("1\n00:00:01,000 --> 00:00:03,500\n")
+    assert main(["restore", "-m", str(tiny_artifact), "-i", str(path), "-o",
+                 str(tmp_path / "out.eaf")]) == 0
+    written = (tmp_path / "out.eaf").read_text()
+    assert written.count("\n") == DOCUMENT.count("\n") and ">alors tu vas ou<" in written
