@@ -79,8 +79,11 @@ def test_each_speakers_tier_is_a_text_and_only_its_values_change():
     timed, _ = _restored(DOCUMENT.replace('TIME_SLOT_ID="ts5"/>',
                                           'TIME_SLOT_ID="ts5" TIME_VALUE="7000"/>'),
                          "So where are you going? We met Tom & Ann. I see.")
-    with pytest.raises(ValueError, match="holds 2 tiers .* give --text-key TIER"):
-        formats.convert(timed, "srt")
+    assert formats.dumps(formats.convert(timed, "srt")) == (  # one timeline, speakers labelled
+        "1\n00:00:01,000 --> 00:00:03,500\n[Ann]: So where are you going?\n\n"
+        "2\n00:00:04,000 --> 00:00:06,000\n[Bob]: We met Tom & Ann.\n\n"
+        "3\n00:00:06,000 --> 00:00:07,000\nI see.\n")
+    assert formats.dumps(formats.convert(timed, "vtt")).count("<v Bob>") == 2
 
 
 def test_the_tier_named_by_text_key():

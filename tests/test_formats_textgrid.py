@@ -73,8 +73,11 @@ def test_each_speakers_word_tier_is_a_text_of_its_own():
     restored, punctuator = _restored(content, "So what? I see.")
     assert sorted(punctuator.calls) == [["i", "see"], ["so", "what"]]
     assert formats.dumps(formats.convert(restored, "text")) == "So what?\nI see.\n"
-    with pytest.raises(ValueError, match="2 tiers"):
-        formats.convert(restored, "srt")
+    assert formats.dumps(formats.convert(restored, "srt")) == (  # one timeline, by time,
+        "1\n00:00:00,000 --> 00:00:01,000\n[A]: So\n\n"  # each speaker labelled where the
+        "2\n00:00:00,500 --> 00:00:01,000\n[B]: I\n\n"  # speaker changes
+        "3\n00:00:01,000 --> 00:00:02,000\n[A]: what?\n\n"
+        "4\n00:00:01,000 --> 00:00:02,000\n[B]: see.\n")
 
 
 @pytest.mark.parametrize("names, chosen", [

@@ -45,8 +45,9 @@ def read_eaf(text: str, name: str, meta: dict, tier: str | None = None) -> Trans
         raise ValueError(f"{name}: the ANNOTATION_VALUE elements could not be located in the "
                          f"text ({len(values)} parsed, {len(spans)} found)")
     index = {id(value): k for k, value in enumerate(values)}
-    cues, documents, where = [], [], []
+    cues, documents, where, names = [], [], [], []
     for element in _chosen_tiers(root, name, tier):
+        names.append((element.get("PARTICIPANT") or "").strip() or element.get("TIER_ID", ""))
         first = len(cues)
         for alignable in element.iter("ALIGNABLE_ANNOTATION"):
             value = alignable.find("ANNOTATION_VALUE")
@@ -61,7 +62,7 @@ def read_eaf(text: str, name: str, meta: dict, tier: str | None = None) -> Trans
             cues.append(Cue(start, end, split_tokens(text[span[0]:span[1]], markup=True)))
             where.append(span)
         documents.append(list(range(first, len(cues))))
-    return Transcript("eaf", tuple(cues), {**meta, "documents": documents,
+    return Transcript("eaf", tuple(cues), {**meta, "documents": documents, "tiers": names,
                                            "eaf": {"text": text, "spans": where}})
 
 

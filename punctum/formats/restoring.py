@@ -80,7 +80,10 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
         text = shown(kept[untimed - 1].text) if kept[untimed - 1].tokens else "no text"
         raise ValueError(f"{transcript.format} cue {untimed} of {len(kept)} ({text}) has no "
                          f"times; cannot write {format}")
-    if format != "text":
+    tiers = _tier_speakers(transcript) if format != "text" else None
+    if tiers is not None:  # speakers' tiers (TextGrid, ELAN): one timeline, interleaved
+        kept.sort(key=lambda c: c.start)
+    elif format != "text":
         _one_timeline(transcript, format)
     # character references are text to other formats than subtitles ("don&#39;t" -> "don't"),
     # and WebVTT needs &, < and > written as references ("AT&T" -> "AT&amp;T", "-->")
@@ -117,24 +120,34 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
              or not c.tokens]  # is left out
     cues = tuple(Cue(c.start, c.end, plain) for c, plain in pairs)
     said_by = _speakers_of(transcript.format) if speakers else None
-    if said_by is not None and format in SUBTITLES:
+    if tiers is not None and speakers and format in SUBTITLES:
+        cues = _with_speakers(cues, [[tiers[id(c)]] for c, _ in pairs], format)
+    elif said_by is not None and format in SUBTITLES:
         cues = _with_speakers(cues, [said_by(c) for c, _ in pairs], format)
     elif transcript.format == "vtt" and format == "srt" and speakers:  # voices as labels
         cues = _with_speakers(cues, [_voice_speakers(c) for c, _ in pairs], format)
     return Transcript(format, cues, {"newline": newline})
 
 
+def _tier_speakers(transcript: Transcript) -> dict[int, str] | None:
+    """For a TextGrid's or ELAN document's tiers of several speakers (meta "tiers": a name
+    per document, several of them timed), each cue's speaker by id(cue); else None."""
+    names = transcript.meta.get("tiers")
+    documents = transcript.meta.get("documents", ())
+    timed = [doc for doc in documents if any(transcript.cues[i].start is not None
+                                             for i in doc)]
+    if not names or len(names) != len(documents) or len(timed) < 2:
+        return None
+    return {id(transcript.cues[i]): name for doc, name in zip(documents, names)
+            for i in doc}
+
+
 def _one_timeline(transcript: Transcript, format: str) -> None:
     """Refuse to write texts timed each on their own as one timed file: a batch of
     transformers pipeline results, each timed from 0 (its cues would go back in time at each
-    result), or the word tiers of several speakers of a TextGrid (they overlap)."""
+    result), or sherpa-onnx's results of several files."""
     timed = [doc for doc in transcript.meta.get("documents", ())
              if any(transcript.cues[i].start is not None for i in doc)]
-    if len(timed) > 1 and transcript.format in ("textgrid", "eaf"):
-        what = "TextGrid" if transcript.format == "textgrid" else "ELAN document"
-        raise ValueError(f"the {what} holds {len(timed)} tiers (one per speaker) on one "
-                         f"timeline; one {format} file holds one: write --to text (a line "
-                         f"per tier), give --text-key TIER, or restore the {what} itself")
     if len(timed) > 1:
         raise ValueError(f"the {transcript.format} batch holds {len(timed)} results, each "
                          f"timed from its own start; one {format} file has one timeline: "

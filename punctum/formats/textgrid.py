@@ -87,7 +87,9 @@ def read_textgrid(text: str, name: str, meta: dict, tier: str | None = None) -> 
                 cues.append(_cue(xmin, xmax, label.value, name, text))
                 spans.append(label)
         documents.append(list(range(first, len(cues))))
-    return Transcript("textgrid", tuple(cues), {**meta, "documents": documents,
+    names = [re.sub(r"\s+-\s+words?$", "", t.name.strip(), flags=re.IGNORECASE) or t.name
+             for t in chosen]  # (MFA's "Ann - words": Ann)
+    return Transcript("textgrid", tuple(cues), {**meta, "documents": documents, "tiers": names,
                                                 "textgrid": {"text": text, "spans": spans}})
 
 
