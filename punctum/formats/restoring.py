@@ -61,9 +61,10 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
     as a whole becomes one line: a file, or each line of text, NeMo and Kaldi text, each
     recording and channel of a CTM, each result of a transformers pipeline; to Whisper,
     segments follow the leading-space convention and carry words when every token has
-    times. WhisperX's and whisper.cpp's speakers become voices (to WebVTT) or labels (to
-    SubRip and text) unless `speakers` is False (the words alone, as `punctum eval` scores
-    them).
+    times. WhisperX's, whisper.cpp's and ASS's speakers become voices (to WebVTT) or labels
+    (to SubRip and text) unless `speakers` is False (the words alone, as `punctum eval`
+    scores them); the speakers' tiers of a TextGrid or ELAN document are written on one
+    timeline, by time, labelled so.
     """
     if format == transcript.format:
         return transcript
