@@ -28,7 +28,8 @@ def test_lrc_is_read_by_extension_content_and_pipe(tmp_path):
     transcript = formats.loads(LRC, "auto", name="song.lrc")
     assert transcript.format == "lrc"
     assert [(c.start, c.end) for c in transcript.cues] == [  # in time order, each until the
-        (1.0, 4.5), (4.5, 8.0), (8.0, 12.0), (12.0, 12.0)]  # next; the last without an end
+        (1.0, 4.5), (4.5, 8.0), (8.0, 12.0), (12.0, 30.0), (30.0, 30.0)]  # next; the last
+    # without an end; the line sung at 12 s and 30 s is a cue at each
     assert formats.detect_format(_write(tmp_path, "s.lrc", LRC)) == "lrc"
     assert formats.detect_format(_write(tmp_path, "s.txt", LRC)) == "lrc"
     assert formats.sniff_lines(io.StringIO(LRC))[0] == "lrc"
@@ -38,10 +39,11 @@ def test_lrc_is_read_by_extension_content_and_pipe(tmp_path):
 def test_only_the_texts_after_the_tags_change():
     assert formats.dumps(formats.loads(LRC, "lrc")) == LRC
     restored, punctuator = _restored(
-        LRC, "So where are you going? I think we should go. We met in town. It was raining.")
+        LRC, "So where are you going? I think we should go. We met in town. It was raining. "
+             "It was raining.")
     assert punctuator.calls == [["so", "where", "are", "you", "going", "i", "think", "we",
                                  "should", "go", "we", "met", "in", "town", "it", "was",
-                                 "raining"]]
+                                 "raining", "it", "was", "raining"]]
     assert formats.dumps(restored) == (
         "[ti:A walk in town]\n[ar:punctum]\n[length: 00:40]\n\n"
         "[00:01.00]So where are you going?\n"
@@ -70,3 +72,16 @@ def test_cli_restores_lrc_and_refuses_to_write_it_from_srt(tmp_path, capsys):
     assert main(["restore", "-i", str(path), "-o", str(tmp_path / "out.lrc")]) == 0
     written = (tmp_path / "out.lrc").read_text()
     assert written.startswith("[ti:A walk in town]\n") and written.count("[") == LRC.count("[")
+
+
+def test_an_empty_timed_line_ends_the_one_before_and_hours_are_not_lrc(tmp_path):
+    lrc = "[00:12.00]so what\n[00:20.00]\n[00:22.00]see you\n[00:25.00]\n"
+    restored, _ = _restored(lrc, "So what? See you.")
+    assert formats.dumps(restored) == "[00:12.00]So what?\n[00:20.00]\n[00:22.00]See you.\n" \
+                                      "[00:25.00]\n"
+    assert formats.dumps(formats.convert(restored, "srt")) == (
+        "1\n00:00:12,000 --> 00:00:20,000\nSo what?\n\n"
+        "2\n00:00:22,000 --> 00:00:25,000\nSee you.\n")
+    transcript_with_hours = "[00:01:23] so what\n[00:05:10] i think\n"
+    assert formats.sniff_format(transcript_with_hours) == "text"
+    assert formats.detect_format(_write(tmp_path, "t.txt", transcript_with_hours)) == "text"

@@ -86,7 +86,9 @@ def test_tokens_that_do_not_spell_the_words_leave_them_untimed():
     ({"text": "hi", "timestamps": [0.5], "durations": [0.1, 0.2], "tokens": [" hi"]},
      r"durations: 2 durations for 1 timestamps"),
     ({"text": 5, "timestamps": [], "tokens": []}, r"text"),
-    ({"text": "hi", "timestamps": [0.1], "tokens": [], "start_time": "x"}, r"start_time")])
+    ({"text": "hi", "timestamps": [0.1], "tokens": [], "start_time": "x"}, r"start_time"),
+    ({"text": "hi there", "timestamps": [2.0, 1.0], "tokens": []}, r"timestamps\[1\]: 1.0 "
+     r"comes before the timestamp before it \(2.0\)")])
 def test_malformed_results_get_a_one_line_error(record, message):
     with pytest.raises(ValueError, match=message) as error:
         formats.loads(json.dumps(record), "sherpa", name="r.json")

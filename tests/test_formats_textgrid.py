@@ -102,6 +102,14 @@ def test_each_speakers_utterance_tier_is_a_text_of_its_own_and_notes_stay():
     assert '"two speakers overlap here"' in written and '"so"' in written
 
 
+def test_a_tier_of_spaced_phone_symbols_is_not_one_of_utterances():
+    content = _long([("ORT-MAU", [(0, 1, "so"), (1, 2, "thing")]),
+                     ("KAN-MAU", [(0, 1, "s @U"), (1, 2, "T I N k")]),
+                     ("MAU", [(0, 1, "s"), (1, 2, "@U")])])
+    transcript = formats.loads(content, "textgrid")
+    assert [t.text for c in transcript.cues for t in c.tokens] == ["so", "thing"]
+
+
 def test_the_tier_named_by_text_key():
     transcript = formats.loads(ALIGNED, "textgrid", text_key="phones")
     assert [t.text for c in transcript.cues for t in c.tokens] == "S OW1 W AH1 T".split()

@@ -106,3 +106,56 @@ def test_cli_restores_ttml_and_converts_it(tmp_path, capsys, tiny_artifact):
                  str(tmp_path / "out.ttml")]) == 0
     written = (tmp_path / "out.ttml").read_text()
     assert written.startswith('<?xml version="1.0"') and written.count("<p ") == 3
+
+
+def _document(body: str, root: str = "<tt>") -> str:
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n{root}<body><div>{body}</div></body></tt>\n'
+
+
+def test_comments_cdata_and_tags_over_lines_stay_as_written():
+    document = _document(
+        '<!-- old: <div begin="10s"> <p begin="0s" end="1s">old draft</p> -->'
+        '<p begin="1s" end="2s">so <!-- fix\nthis --> what <![CDATA[x < y]]> now</p>'
+        '<p begin="2s" end="3s" title="a>b"><span tts:color="white"\n  tts:x="1">we '
+        'see</span></p>', '<tt xmlns:tts="http://www.w3.org/ns/ttml#styling">')
+    transcript = formats.loads(document, "ttml")
+    assert [(c.start, c.end) for c in transcript.cues] == [(1.0, 2.0), (2.0, 3.0)]
+    restored, punctuator = _restored(document, "So what now? We see.")
+    assert punctuator.calls == [["so", "what", "now", "we", "see"]]
+    assert formats.dumps(restored) == document.replace(
+        ">so <!--", ">So <!--").replace("]]> now<", "]]> now?<").replace(
+        '"1">we \nsee<'.replace("\n", ""), '"1">We see.<')
+
+
+def test_a_dialogue_dash_after_a_line_break_stays():
+    document = _document('<p begin="1s" end="2s"><span>-where are you going</span><br/>'
+                         '<span>-home</span></p>')
+    restored, _ = _restored(document, "Where are you going? Home.")
+    assert "<span>-Where are you going?</span><br/><span>-Home.</span>" in formats.dumps(
+        restored)
+    assert formats.dumps(formats.convert(restored, "srt")).endswith(
+        "-Where are you going?\n-Home.\n")
+
+
+def test_begin_defaults_to_zero_and_seq_containers_are_refused():
+    assert formats.loads(_document('<p end="2s">hi</p>'), "ttml").cues[0].start == 0.0
+    with pytest.raises(ValueError, match=r"x.ttml:2: a sequential time container"):
+        formats.loads(_document('<p dur="1s">hi</p>').replace(
+            "<div>", '<div timeContainer="seq">'), "ttml", name="x.ttml")
+
+
+def test_utf16_ttml_and_a_pipe_that_opens_with_a_comment(tmp_path):
+    document = TTML.replace('encoding="UTF-8"', 'encoding="UTF-16"')
+    path = tmp_path / "u16.ttml"
+    path.write_bytes(document.encode("utf-16"))
+    assert len(formats.read(path).cues) == 3
+    commented = "<!-- generated -->\n" + TTML.split("\n", 1)[1]
+    assert formats.sniff_lines(io.StringIO(commented))[0] == "ttml"
+
+
+def test_other_xml_is_refused_by_name(tmp_path):
+    srv3 = '<?xml version="1.0" encoding="utf-8" ?><timedtext format="3"><body>' \
+           '<p t="160" d="2170">where are you going</p></body></timedtext>\n'
+    with pytest.raises(ValueError, match="neither TTML/DFXP nor ELAN"):
+        formats.read(_write(tmp_path, "v.srv3", srv3))
+    assert formats.detect_format(_write(tmp_path, "v.txt", srv3)) == "text"  # (as it says)

@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from punctum.formats.transcript import Cue, Token, split_tokens
+from punctum.formats.transcript import LINE_BREAK, Cue, Token, split_tokens
 
 # A speaker label's first word starts with a letter ("SPEAKER_00", "Dr.", "Mary-Jane"); the
 # words after it may be numbers ("Speaker 1", "Man #2"); the last ends with the colon.
@@ -42,7 +42,6 @@ _FULL_NAME_WORDS = 5  # a full name ("Maria de la Cruz:", "José María García 
 _NAME_PARTICLES = frozenset("al bin da de del della der di du la le van von y".split())
 # A phone number as a speaker label (a dial-in caller in Zoom): "+14155550199:", "415-555-0199:".
 _PHONE_LABEL = re.compile(r"\+?\d[\d-]{6,}\d:")
-_LINE_BREAK = re.compile(r"<(?:[\w.-]+:)?br\s*/?>", re.IGNORECASE)  # <br>, <br/>, <tt:br/>
 _LABEL_CHARS = 32
 # Times: "01:02", "1:02:03", "00:00:05.000", "00:05,250".
 _TIME = r"\d{1,2}(?::\d{2}){1,2}(?:[.,]\d{1,3})?"
@@ -224,7 +223,7 @@ def continues_dialogue(previous: Sequence[Token], previous_note: Annotations,
 
 def _breaks(gap: str) -> bool:
     """Whether markup between tokens starts a new line: a line feed, <br>, ASS's \\N."""
-    return "\n" in gap or "br" in gap.lower() and bool(_LINE_BREAK.search(gap)) or "\\N" in gap
+    return "\n" in gap or "\\N" in gap or ("<" in gap and bool(LINE_BREAK.search(gap)))
 
 
 def _line_prefix(line: list[str], offset: int, kept: set[int], turns: set[int],

@@ -149,6 +149,9 @@ def sniff_format(text: str, name: str = "<string>") -> str:
         return "ttml"
     if looks_like_eaf(head):
         return "eaf"
+    if head.startswith("<?xml"):
+        raise ValueError(f"{name}: an XML document that is neither TTML/DFXP nor ELAN, which "
+                         f"punctum does not read; give --format text to restore it as text")
     if asr.looks_like_ctm(head.split("\n", 3)[:3]):
         return "ctm"
     if not head or head[0] not in "{[":
@@ -197,8 +200,8 @@ def sniff_lines(lines: Iterable[str], name: str = "<stdin>") -> tuple[str, Itera
     if first.startswith(";") and not first.startswith(";;"):  # an ASS script's comments?
         _comments_head(head, lines)
         first = head[-1].strip()
-    if first.startswith(('File type = "ooTextFile', "<?xml", "<tt")) or is_ass(
-            first) or opens_lrc(first):  # a TextGrid, TTML, a script, lyrics: read whole
+    if first.startswith(('File type = "ooTextFile', "<?xml", "<!--", "<!DOCTYPE", "<tt")) or \
+            is_ass(first) or opens_lrc(first):  # a TextGrid, XML, a script, lyrics: read whole
         whole = head + list(lines)
         return sniff_format("\n".join(whole), name), iter(whole)
     if _JSON_START.match(first):

@@ -5,11 +5,13 @@
 
 A line is time tags, then its text: ``[00:12.34]so what do you think`` (minutes, seconds and
 hundredths; several tags where a line is sung more than once). Lines of ID tags (``[ti:...]``,
-``[ar:...]``, ``[offset:+250]``) and lines without a time tag stay as written. Each timed line
-is a cue, in the order of its first time (the file's among equal times), lasting until the
-next line starts (the last until it starts: LRC gives no end); only its text is restored and
-written back after its tags. Enhanced LRC's word tags (``<00:12.80>``) are markup: they stay
-where they stand and never reach the model. Times are as written: ``[offset:]`` is not applied.
+``[ar:...]``, ``[offset:+250]``) and lines without a time tag stay as written. Each time tag is
+a cue, in time order (the file's among equal times), lasting until the next starts (the last
+until it starts: LRC gives no end); a line sung at several times is read at each (its text
+written back once, as restored at its first tag), and a timed line without text only ends the
+one before. Only the texts are restored and written back after their tags. Enhanced LRC's word
+tags (``<00:12.80>``) are markup: they stay where they stand and never reach the model. Times
+are as written: ``[offset:]`` is not applied.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from punctum.formats.transcript import MAX_SECONDS, Cue, Transcript, split_tokens
+from punctum.formats.transcript import MAX_SECONDS, Cue, Token, Transcript, split_tokens
 
 # [mm:ss], [mm:ss.xx] or [mm:ss:xx] (minutes of any width); the run of them opening a line
 _TAG = r"\[(\d{1,9}):(\d{1,2})(?:[.:](\d{1,3}))?\]"
 _TIME_TAG = re.compile(_TAG)
+_POINT_TIME = re.compile(r"^\s*\[\d{1,9}:\d{1,2}\.\d{1,3}\]")
 _TAGS = re.compile(rf"^\s*(?:{_TAG}\s*)+")
 # an ID tag line: [ti:Title], [ar:Artist], [offset:+250], [length: 03:25], [#:comment]
 _ID_TAG = re.compile(r"^\s*\[[A-Za-z#][A-Za-z0-9_ #-]*:[^\]]*\]\s*$")
@@ -31,10 +34,12 @@ MARKUP = re.compile(r"<\d{1,9}:\d{1,2}(?:[.:]\d{1,3})?>")
 
 def looks_like_lrc(text: str, lines: int = 20) -> bool:
     """Whether a text starts as LRC does: its first lines that are not blank are ID tags or
-    timed lines, and one of them is timed at least."""
+    timed lines, one of them timed at least, and an ID tag or a time with hundredths after a
+    point ("[00:12.34]") among them: "[00:01:23]" alone reads as a transcript's hours."""
     head = [line for line in text.lstrip("\ufeff").split("\n", lines)[:lines] if line.strip()]
     timed = [bool(_TAGS.match(line)) for line in head]
-    return any(timed) and all(t or _ID_TAG.match(line) for t, line in zip(timed, head))
+    return any(timed) and all(t or _ID_TAG.match(line) for t, line in zip(timed, head)) and (
+        not all(timed) or any(_POINT_TIME.match(line) for line in head))
 
 
 def opens_lrc(line: str) -> bool:
@@ -52,9 +57,11 @@ def read_lrc(text: str, name: str, meta: dict) -> Transcript:
             continue
         times = [_seconds(found, f"{name}:{index + 1}")
                  for found in _TIME_TAG.finditer(tags.group())]
-        prefix = tags.group()
-        cues.append(Cue(min(times), None, split_tokens(line[len(prefix):], MARKUP),
-                        extra={"line": index, "prefix": prefix}))
+        prefix, text_of_line = tags.group(), line[len(tags.group()):]
+        tokens = split_tokens(text_of_line, MARKUP) if text_of_line.strip() else (
+            Token("", before=text_of_line),)  # (an empty line ends the one before: no cue)
+        cues += [Cue(time, None, tokens, extra={"line": index, "prefix": prefix, "copy": k > 0})
+                 for k, time in enumerate(times)]  # (a line sung twice: a cue at each time)
     ordered = sorted(cues, key=lambda cue: cue.start)  # (stable: file order among equals)
     ended = [replace(cue, end=max(cue.start, ordered[k + 1].start)) if k + 1 < len(ordered)
              else replace(cue, end=cue.start) for k, cue in enumerate(ordered)]
@@ -78,5 +85,6 @@ def dump_lrc(transcript: Transcript) -> str:
                          "to srt or vtt)")
     lines = list(transcript.meta["lines"])
     for cue in transcript.cues:
-        lines[cue.extra["line"]] = cue.extra["prefix"] + cue.text
+        if not cue.extra.get("copy"):
+            lines[cue.extra["line"]] = cue.extra["prefix"] + cue.text
     return "\n".join(lines)

@@ -23,6 +23,7 @@ from punctum.formats.annotations import (
 from punctum.formats.rolling import repeated_tokens, without_repeats
 from punctum.formats.transcript import (
     INDEPENDENT_CUES,
+    LINE_BREAK,
     SUBTITLES,
     Cue,
     Token,
@@ -36,9 +37,6 @@ from punctum.references import REFERENCE, decode_references, encode_like
 from punctum.runtime import RestoreOptions
 from punctum.text import NULL, Edges, Labelled, ends_sentence, marks_after_word, parse, render
 
-# Markup that separates words as whitespace does: line-break tags (references to spaces,
-# &nbsp; among them, are read by `_separates`).
-_LINE_BREAK = re.compile(r"<(?:[\w.-]+:)?br\s*/?>", re.IGNORECASE)  # (EBU-TT's <tt:br/>)
 # Formats whose text holds character references (&amp;): read as the characters they stand
 # for, written back as the same references.
 _REFERENCED = (*SUBTITLES, "ttml", "eaf")
@@ -272,7 +270,7 @@ def _plain_tokens(tokens: Sequence[Token], first: str, line_breaks: bool | str,
                                            and bool(token.extra)
                                            and needs_space(out[-1].text, token.text))
             space = ("\n" if line_breaks and ("\n" in gap and line_breaks != "tags"
-                                                or bool(_LINE_BREAK.search(gap))
+                                                or bool(LINE_BREAK.search(gap))
                                                 or "\\N" in gap and "N" in ass.escapes(gap))
                      else " " if separate else "")
             closing, opening = _edge_references(gap, bool(out))
@@ -319,7 +317,7 @@ def _separates(gap: str) -> bool:
     """Whether the whitespace and markup between two tokens separate two words: whitespace,
     a line-break tag, ASS's \\N, \\n or \\h, or a reference to a space (&nbsp;, &emsp;,
     &#32;)."""
-    return any(char.isspace() for char in gap) or bool(_LINE_BREAK.search(gap)) or (
+    return any(char.isspace() for char in gap) or bool(LINE_BREAK.search(gap)) or (
         "\\" in gap and bool(ass.escapes(gap))) or (
         "&" in gap and any(char.isspace() for char in decode_references(gap)))
 

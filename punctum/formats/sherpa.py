@@ -64,7 +64,8 @@ def _cues(layout: str, values: list) -> tuple[list[Cue], dict]:
     if not values:
         return [], {"layout": "lines", "documents": []}
     cues, meta = record_cues(layout, values, _cue)
-    streamed = all(isinstance(c.extra.get("segment"), int) for c in cues) and len(cues) > 1
+    streamed = len(cues) > 1 and all(isinstance(c.extra.get("segment"), int) and not
+                                     isinstance(c.extra.get("segment"), bool) for c in cues)
     meta["documents"] = [list(range(len(cues)))] if streamed or len(cues) == 1 else [
         [i] for i in range(len(cues))]
     return cues, meta
@@ -80,6 +81,10 @@ def _cue(record: Any, path: tuple) -> Cue:
     if not is_time(offset) or isinstance(offset, bool):
         raise _ShapeError(path + ("start_time",), f"expected seconds (a number from 0), got "
                                                   f"{_kind(offset)}")
+    if any(later < earlier for earlier, later in zip(starts, starts[1:])):
+        k = next(k for k in range(1, len(starts)) if starts[k] < starts[k - 1])
+        raise _ShapeError(path + ("timestamps", k), f"{starts[k]} comes before the timestamp "
+                                                    f"before it ({starts[k - 1]})")
     durations = _numbers(record, "durations", path)
     if durations and len(durations) != len(starts):
         raise _ShapeError(path + ("durations",), f"{len(durations)} durations for "
@@ -92,8 +97,7 @@ def _cue(record: Any, path: tuple) -> Cue:
 
 
 def _numbers(record: dict, key: str, path: tuple) -> list[float]:
-    """The list of seconds under `key` ([] when absent), each a number from 0 and in order
-    for "timestamps"."""
+    """The list of seconds under `key` ([] when absent), each a number from 0."""
     values = record.get(key, [])
     if not isinstance(values, list):
         raise _ShapeError(path + (key,), f"expected a list of seconds, got {_kind(values)}")

@@ -210,9 +210,11 @@ def _chosen_tiers(tiers: list[_Tier], name: str, wanted: str | None) -> list[_Ti
 
 
 def _holds_utterances(tier: _Tier) -> bool:
-    """Whether an interval of the tier holds several words (an utterance, not a word, a
-    syllable or a label)."""
-    return any(len(label.value.split()) > 1 for _, _, label in tier.intervals)
+    """Whether an interval of the tier holds several words (an utterance: two words of two
+    letters or more at least; not a word, a syllable, a label or phones such as "T I N k",
+    "s @U")."""
+    return any(sum(sum(c.isalpha() for c in part) > 1 for part in label.value.split()) > 1
+               for _, _, label in tier.intervals)
 
 
 def _cue(xmin: _Value, xmax: _Value, label: str, name: str, text: str) -> Cue:

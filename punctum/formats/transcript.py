@@ -137,7 +137,9 @@ class Transcript:
 # a dialogue dash written against the line's first word ("-Where are you going?"), and
 # what starts a line before it (a line feed, ASS's \N)
 _GLUED_DASH = re.compile(r"[-–](?=[^\W\d_])")
-_LINE_START = re.compile(r"\n|\\N")
+_LINE_START = re.compile(r"\n|\\N|<(?:[\w.-]+:)?br\b", re.IGNORECASE)
+# a line-break tag: <br>, <br/>, <br class="x">, EBU-TT's <tt:br/>
+LINE_BREAK = re.compile(r"<(?:[\w.-]+:)?br\b[^<>]*>", re.IGNORECASE)
 
 
 def split_tokens(text: str, markup: bool | re.Pattern = False) -> tuple[Token, ...]:
@@ -153,7 +155,7 @@ def split_tokens(text: str, markup: bool | re.Pattern = False) -> tuple[Token, .
             as markup (subtitles), not as text; or a pattern of a format's own markup
             (ASS's override blocks and ``\\N`` escapes, `ass`).
     """
-    pieces = (_markup_pieces(text) if markup is True else _pattern_pieces(text, markup)
+    pieces = (_markup_pieces(text) if markup is True else _markup_pieces(text, markup)
               if markup else [text])
     tokens: list[Token] = []
     pending = ""
@@ -263,25 +265,16 @@ def fillers_kept_out(tokens: tuple[Token, ...]) -> tuple[Token, ...]:
     return tuple(out)
 
 
-def _markup_pieces(text: str) -> list[str]:
-    """[text, markup, text, markup, ..., text]: `_MARKUP` matches, except the character
-    references that are text (`_is_text`)."""
+def _markup_pieces(text: str, markup: re.Pattern = _MARKUP) -> list[str]:
+    """[text, markup, text, markup, ..., text]: the matches of `markup`, except the
+    character references that are text (`_is_text`)."""
     pieces, position = [], 0
-    for match in _MARKUP.finditer(text):
+    for match in markup.finditer(text):
         start, end = match.span()
         if _is_text(text, start, end):
             continue
         pieces += [text[position:start], match.group()]
         position = end
-    return pieces + [text[position:]]
-
-
-def _pattern_pieces(text: str, markup: re.Pattern) -> list[str]:
-    """[text, markup, text, markup, ..., text]: the matches of `markup` between the texts."""
-    pieces, position = [], 0
-    for match in markup.finditer(text):
-        pieces += [text[position:match.start()], match.group()]
-        position = match.end()
     return pieces + [text[position:]]
 
 

@@ -4,14 +4,16 @@ and written for `formats`.
     punctum restore -i episode.ttml -o episode.restored.ttml
     punctum restore -i episode.dfxp --to srt
 
-Each ``<p>`` of the body is a cue, timed by its ``begin`` and ``end`` (or ``dur``), with the
-``begin`` of the ``<div>`` and ``<body>`` around it added (clock times ``00:00:01.500`` or
-``00:00:01:12`` in frames, offsets ``1.5s``, ``1500ms``, ``36f``, ``10000000t`` with the
-document's ``ttp:frameRate`` and ``ttp:tickRate``). Only the text between a paragraph's tags is
-restored: tags (``<span tts:color="yellow">``, ``<br/>``) and character references stay where
-they stand and never reach the model, and every other byte of the file (head, styles,
-regions, attributes) is written back as read. Paragraphs without times (timed by their
-spans, or not at all) are restored but cannot become subtitles.
+Each ``<p>`` of the body is a cue, timed by its ``begin`` and ``end`` (or ``dur``; ``begin``
+is 0 when only those are given), with the ``begin`` of the ``<div>`` and ``<body>`` around it
+added (clock times ``00:00:01.500`` or ``00:00:01:12`` in frames, offsets ``1.5s``,
+``1500ms``, ``36f``, ``10000000t`` with the document's ``ttp:frameRate`` and
+``ttp:tickRate``); a sequential time container (``timeContainer="seq"``) is refused. Only the
+text between a paragraph's tags is restored: tags (``<span tts:color="yellow">``, ``<br/>``),
+comments, CDATA sections and character references stay where they stand and never reach the
+model, and every other byte of the file (head, styles, regions, attributes, comments) is
+written back as read. Paragraphs without times (timed by their spans, or not at all) are
+restored but cannot become subtitles.
 """
 
 from __future__ import annotations
@@ -20,49 +22,70 @@ import re
 import xml.etree.ElementTree as ElementTree
 
 from punctum.formats.transcript import MAX_SECONDS, Cue, Transcript, shown, spliced, split_tokens
+from punctum.references import REFERENCE
 
+# comments, CDATA sections and processing instructions: never scanned for elements
+_OPAQUE = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<!DOCTYPE[^>]*>", re.DOTALL)
+# the attributes of a tag (a quoted value may hold ">" and line breaks)
+_ATTRIBUTES = r"""(?:\s+[^\s=<>/"']+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*"""
 # the root element: <tt ...> or a prefixed <tt:tt ...>
-_ROOT = re.compile(r"<(?:[\w.-]+:)?tt[\s>]")
+_ROOT = re.compile(rf"<((?:[\w.-]+:)?tt)({_ATTRIBUTES})/?>")
 # a paragraph (TTML has no nested ones): its tag name, attributes and inner text; an empty
 # <p .../> holds nothing to restore
-_PARAGRAPH = re.compile(r"<((?:[\w.-]+:)?p)(\s[^<>]*)?(?<!/)>(.*?)</\1\s*>", re.DOTALL)
+_PARAGRAPH = re.compile(rf"<((?:[\w.-]+:)?p)({_ATTRIBUTES})>(.*?)</\1\s*>", re.DOTALL)
 # a container whose begin shifts the paragraphs inside it
-_CONTAINER = re.compile(r"<(/?)((?:[\w.-]+:)?(?:body|div))(\s[^<>]*?)?(/?)>")
-_ATTRIBUTE = re.compile(r"""(?:^|\s)((?:[\w.-]+:)?[\w.-]+)\s*=\s*("[^"]*"|'[^']*')""")
+_CONTAINER = re.compile(rf"<(/?)((?:[\w.-]+:)?(?:body|div))({_ATTRIBUTES})(/?)>")
+_ATTRIBUTE = re.compile(r"""((?:[\w.-]+:)?[\w.-]+)\s*=\s*("[^"]*"|'[^']*')""")
+# markup inside a paragraph: tags, comments, CDATA, processing instructions, references
+MARKUP = re.compile(rf"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|</?[A-Za-z][\w.:-]*"
+                    rf"{_ATTRIBUTES}/?>|{REFERENCE.pattern}", re.DOTALL)
 _CLOCK = re.compile(r"^(\d{1,9}):(\d{2}):(\d{2})(?:(\.\d+)|:(\d+(?:\.\d+)?))?$", re.ASCII)
 _OFFSET = re.compile(r"^(\d+(?:\.\d+)?)(h|ms|m|s|f|t)$", re.ASCII)
 
 
+class _TimeError(ValueError):
+    """A time that cannot be read, located by the caller."""
+
+
 def looks_like_ttml(text: str) -> bool:
-    """Whether a text is a TTML document: its root element (after any XML declaration and
-    comments in its first kilobytes) is <tt>."""
-    head = re.sub(r"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>", "", text[:4096], flags=re.DOTALL)
+    """Whether a text is a TTML document: its root element (after any XML declaration,
+    doctype and comments in its first kilobytes) is <tt>."""
+    head = _OPAQUE.sub("", text[:8192])
     return bool(_ROOT.match(head.lstrip("\ufeff \t\r\n")))
 
 
 def read_ttml(text: str, name: str, meta: dict) -> Transcript:
     """The paragraphs of a TTML document as cues, in document order."""
     _check_xml(text, name)
-    rates = _rates(text)
-    begins = _container_begins(text, rates, name)
-    cues, spans, k, offset, line, counted = [], [], 0, 0.0, 1, 0
-    for found in _PARAGRAPH.finditer(text):
+    scanned = _OPAQUE.sub(lambda found: " " * len(found.group()), text)  # (same offsets)
+    try:
+        rates = _rates(scanned)
+        begins = _container_begins(scanned, rates)
+    except _TimeError as error:
+        raise ValueError(f"{name}:{error.args[1]}: {error.args[0]}") from None
+    cues, spans, k, offset = [], [], 0, 0.0
+    for found in _PARAGRAPH.finditer(scanned):
         while k < len(begins) and begins[k][0] <= found.start():
             offset = begins[k][1]
             k += 1
-        line += text.count("\n", counted, found.start())
-        counted = found.start()
-        where = f"{name}:{line}"
-        start, end = _times(_attributes(found.group(2) or ""), offset, rates, where)
-        cues.append(Cue(start, end, split_tokens(found.group(3), markup=True)))
+        try:
+            start, end = _times(_attributes(found.group(2)), offset, rates)
+        except _TimeError as error:
+            line = text.count("\n", 0, found.start()) + 1
+            raise ValueError(f"{name}:{line}: {error.args[0]}") from None
+        inner = text[found.start(3):found.end(3)]
+        cues.append(Cue(start, end, split_tokens(inner, MARKUP)))
         spans.append(found.span(3))
     return Transcript("ttml", tuple(cues), {**meta, "ttml": {"text": text, "spans": spans}})
 
 
 def _check_xml(text: str, name: str) -> None:
-    """A one-line error for a document that is not well-formed XML, naming its line."""
+    """A one-line error for a document that is not well-formed XML, naming its line (the
+    text is decoded already: an encoding its declaration names is not read again)."""
+    parser = ElementTree.XMLParser(encoding="utf-8")
     try:
-        ElementTree.fromstring(text.encode("utf-8"))
+        parser.feed(text.encode("utf-8", errors="surrogatepass"))
+        parser.close()
     except ElementTree.ParseError as error:
         line, column = error.position
         raise ValueError(f"{name}:{line}: not well-formed XML (column {column + 1}; "
@@ -74,11 +97,10 @@ def _attributes(text: str) -> dict[str, str]:
     return {key.split(":")[-1]: value[1:-1] for key, value in _ATTRIBUTE.findall(text)}
 
 
-def _rates(text: str) -> tuple[float, float]:
+def _rates(scanned: str) -> tuple[float, float]:
     """(frames per second, ticks per second) of the document's <tt> element."""
-    root = _ROOT.search(text)
-    tag_end = text.find(">", root.start()) if root else -1
-    attributes = _attributes(text[root.end() - 1:tag_end]) if root else {}
+    root = _ROOT.search(scanned)
+    attributes = _attributes(root.group(2)) if root else {}
     frame_rate = _positive(attributes.get("frameRate"), 30.0)
     multiplier = attributes.get("frameRateMultiplier", "").split()
     if len(multiplier) == 2 and all(m.isdigit() and int(m) for m in multiplier):
@@ -96,43 +118,48 @@ def _positive(value: str | None, default: float) -> float:
     return number if number > 0 else default
 
 
-def _container_begins(text: str, rates: tuple[float, float], name: str
-                      ) -> list[tuple[int, float]]:
+def _container_begins(scanned: str, rates: tuple[float, float]) -> list[tuple[int, float]]:
     """(position, offset) after each <body> or <div> tag: the sum of the begin times of those
-    elements then open, for the paragraphs that follow."""
+    elements then open, for the paragraphs that follow. _TimeError(message, line) for a
+    begin that cannot be read or a sequential time container."""
     changes, open_begins = [], []
-    for found in _CONTAINER.finditer(text):
+    for found in _CONTAINER.finditer(scanned):
         closing, _, attributes, empty = found.groups()
         if closing:
             if open_begins:
                 open_begins.pop()
         elif not empty:
-            begin = _attributes(attributes or "").get("begin")
-            where = f"{name}:{text.count(chr(10), 0, found.start()) + 1}"
-            open_begins.append(_seconds(begin, rates, where) if begin else 0.0)
+            named = _attributes(attributes)
+            try:
+                if named.get("timeContainer", "par").strip() == "seq":
+                    raise _TimeError('a sequential time container (timeContainer="seq") '
+                                     'is not read: give its paragraphs their own begin and end')
+                begin = named.get("begin")
+                open_begins.append(_seconds(begin, rates) if begin else 0.0)
+            except _TimeError as error:
+                raise _TimeError(error.args[0], scanned.count("\n", 0, found.start()) + 1
+                                 ) from None
         changes.append((found.end(), sum(open_begins)))
     return changes
 
 
-def _times(attributes: dict[str, str], offset: float, rates: tuple[float, float],
-           where: str) -> tuple[float | None, float | None]:
+def _times(attributes: dict[str, str], offset: float, rates: tuple[float, float]
+           ) -> tuple[float | None, float | None]:
     begin, end, duration = (attributes.get(k) for k in ("begin", "end", "dur"))
-    if begin is None:
+    if end is None and duration is None:
         return None, None
-    start = offset + _seconds(begin, rates, where)
+    start = offset + (_seconds(begin, rates) if begin is not None else 0.0)
     if end is not None:
-        stop = offset + _seconds(end, rates, where)
-    elif duration is not None:
-        stop = start + _seconds(duration, rates, where)
+        stop = offset + _seconds(end, rates)
     else:
-        return None, None
+        stop = start + _seconds(duration, rates)
     if stop < start:
-        raise ValueError(f"{where}: the paragraph ends ({shown(end or duration)}) before it "
-                         f"starts ({shown(begin)})")
+        raise _TimeError(f"the paragraph ends ({shown(end or duration)}) before it starts "
+                         f"({shown(begin or '0s')})")
     return round(start, 6), round(stop, 6)
 
 
-def _seconds(value: str, rates: tuple[float, float], where: str) -> float:
+def _seconds(value: str, rates: tuple[float, float]) -> float:
     """Seconds of a TTML time expression: a clock time or an offset time."""
     frame_rate, tick_rate = rates
     text = value.strip()
@@ -146,10 +173,10 @@ def _seconds(value: str, rates: tuple[float, float], where: str) -> float:
         total = number * {"h": 3600, "m": 60, "s": 1, "ms": 0.001, "f": 1 / frame_rate,
                           "t": 1 / tick_rate}[unit]
     else:
-        raise ValueError(f"{where}: bad time {shown(value)} (expected a clock time such as "
+        raise _TimeError(f"bad time {shown(value)} (expected a clock time such as "
                          f"00:00:01.500 or an offset such as 1.5s)")
     if total > MAX_SECONDS:
-        raise ValueError(f"{where}: a time beyond {MAX_SECONDS:.0e} seconds")
+        raise _TimeError(f"a time beyond {MAX_SECONDS:.0e} seconds")
     return total
 
 
