@@ -186,8 +186,8 @@ def test_restore_cli_reads_and_writes_tables(tmp_path, capsys, tiny_artifact):
     assert len(texts) == 5 and texts[2:] == ["", texts[3], ""]  # a line for each row's text
     srt = _write(tmp_path, "a.srt", "1\n00:00:00,000 --> 00:00:01,000\nso\n")
     assert main(["restore", "-i", str(srt), "--text-key", "x", "-m", str(tiny_artifact)]) == 2
-    assert "for NeMo manifests and CSV/TSV tables (--text-key also for TextGrid tiers), not srt " \
-        "input" in capsys.readouterr().err
+    assert "for NeMo manifests and CSV/TSV tables (--text-key also for TextGrid and ELAN " \
+        "tiers), not srt input" in capsys.readouterr().err
     assert main(["restore", "-i", str(path), "--to", "srt", "-m", str(tiny_artifact)]) == 2
     assert "csv input has no timings" in capsys.readouterr().err
     assert main(["restore", "-i", str(path), "--to", "json", "-m", str(tiny_artifact)]) == 2
