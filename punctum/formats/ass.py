@@ -38,7 +38,7 @@ _TIME = re.compile(r"^\s*(\d{1,12}):(\d{1,2}):(\d{1,2})(?:[.:](\d{1,3}))?\s*$", 
 _BLOCK = re.compile(r"\{[^{}]*(?:\}|$)")
 # markup in a text field: override blocks, the \N, \n and \h escapes, and the HTML-like tags
 # converters leave behind ("<i>", "</font>")
-MARKUP = re.compile(r"\{[^{}]*(?:\}|$)|\\[Nnh]|</?(?:[ibus]|font)(?:\s[^<>\n]*)?>",
+MARKUP = re.compile(rf"{_BLOCK.pattern}|\\[Nnh]|</?(?:[ibus]|font)(?:\s[^<>\n]*)?>",
                     re.IGNORECASE)
 # the first section of a script: [Script Info], or a fragment's styles or events
 _FIRST_SECTION = re.compile(r"\[(?:script info|v4\+? styles|events)\]\s*$", re.IGNORECASE)
@@ -69,7 +69,7 @@ def read_ass(text: str, name: str, meta: dict) -> Transcript:
                          f"or [Events])")
     cues: list[Cue] = []
     section, fields = "", _DEFAULT_FIELDS
-    seen: dict[tuple, int] = {}  # (start, end, text) -> the line a stacked copy repeats
+    seen: dict[tuple, int] = {}  # (start, end, words) -> the line a stacked copy repeats
     for index, line in enumerate(lines):
         header = _SECTION.match(line)
         if header:
