@@ -6,7 +6,7 @@
    added to the log-probabilities of the sentence-final marks; the decision biases are
    refitted on dev2012 for each w (as `punctum calibrate` fits them), test2011 scored with
    them (Che's labels, the model's windows).
-2. A capital in mid-sentence needs confidence: a word the model writes Capitalised after a
+2. A capital in mid-sentence needs confidence (3: only after a comma the model placed): a word the model writes Capitalised after a
    mark that does not end a sentence (not a name of capitalised.json, not "I") keeps its
    capital only when P(CAP) >= tau; casing F1 on the held-out documents of the training
    corpora (`bench_domains.py`, 20,000 words each) and on test2011 (`bench_iwslt.py`).
@@ -59,7 +59,10 @@ def next_case_evidence(model: str, weights: list[float]) -> None:
               f"{100 * micro_f1(hyp, test[2]):.2f} |")
 
 
-def mid_sentence_capitals(model: str, thresholds: list[float | None]) -> None:
+def mid_sentence_capitals(model: str, thresholds: list[float | None],
+                          after: tuple[str, ...] | None = None) -> None:
+    """Rule 2: `after` None, any mark that ends no sentence (or none) before the word; else
+    only the marks named (("COMMA",): rule 3)."""
     chosen: list[float | None] = [None]
     assemble = Punctuator._assemble
 
@@ -69,6 +72,7 @@ def mid_sentence_capitals(model: str, thresholds: list[float | None]) -> None:
             return prediction
         cap, final = self.case_labels.index("CAP"), set(self.inventory.sentence_final)
         case = [c if not (k and c == "CAP" and prediction.post[k - 1] not in final
+                          and (after is None or prediction.post[k - 1] in after)
                           and words[k] not in self.capitalised and not is_i(words[k])
                           and prediction.case_probs[k, cap] < chosen[0]) else "LOWER"
                 for k, c in enumerate(prediction.case)]
@@ -96,6 +100,7 @@ def main() -> None:
     args = parser.parse_args()
     next_case_evidence(args.model, [0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0])
     mid_sentence_capitals(args.model, [None, 0.5, 0.6, 0.7, 0.8, 0.9])
+    mid_sentence_capitals(args.model, [None, 0.6, 0.8, 1.01], after=("COMMA",))
     print(f"\n{hardware()}")
 
 
