@@ -284,7 +284,8 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "formats"
 @pytest.mark.parametrize("name, format", [
     ("decode.ctm", "ctm"), ("text", "kaldi"), ("sphinx.jsonl", "sphinx"), ("wav2vec2.json", "hf"),
     ("whispercpp.json", "whispercpp"), ("captions.sbv", "sbv"), ("aligned.TextGrid", "textgrid"),
-    ("episode.ass", "ass"), ("sherpa.jsonl", "sherpa")])
+    ("episode.ass", "ass"), ("sherpa.jsonl", "sherpa"), ("song.lrc", "lrc"),
+    ("captions.ttml", "ttml"), ("interview.eaf", "eaf")])
 def test_the_readme_examples_restore(tiny_artifact, capsys, name, format):
     path = EXAMPLES / name
     args = ["--format", "kaldi"] if format == "kaldi" else []
