@@ -1,4 +1,4 @@
-"""Two decision rules that join the casing head to the marks, measured (both rejected).
+"""Decision rules that join the casing head to the marks, measured (all rejected).
 
     python benchmarks/bench_case_rules.py --model en-tiny
 
@@ -6,10 +6,14 @@
    added to the log-probabilities of the sentence-final marks; the decision biases are
    refitted on dev2012 for each w (as `punctum calibrate` fits them), test2011 scored with
    them (Che's labels, the model's windows).
-2. A capital in mid-sentence needs confidence (3: only after a comma the model placed): a word the model writes Capitalised after a
-   mark that does not end a sentence (not a name of capitalised.json, not "I") keeps its
-   capital only when P(CAP) >= tau; casing F1 on the held-out documents of the training
-   corpora (`bench_domains.py`, 20,000 words each) and on test2011 (`bench_iwslt.py`).
+2. A capital in mid-sentence needs confidence (3: only after a comma the model placed): a
+   word the model writes Capitalised after a mark that does not end a sentence (not a name
+   of capitalised.json, not "I") keeps its capital only when P(CAP) >= tau; casing F1 on the
+   held-out documents of the training corpora (`bench_domains.py`, 20,000 words each) and on
+   test2011 (`bench_iwslt.py`).
+4. A mid-sentence capital on a word the training split never writes capitalised in
+   mid-sentence (20 times or more in the first 300,000 words of each source) is lowered.
+5. A comma the model placed before such a word it writes Capitalised becomes a period.
 """
 
 from __future__ import annotations
@@ -23,9 +27,9 @@ import numpy as np
 from common import SHARED_DATA, hardware, restore_and_score
 
 from punctum.calibration import CHE_LABEL_MAP, CHE_LABELS, _index, fit_post_bias, micro_f1
-from punctum.evaluation import load_scored
+from punctum.evaluation import load_scored, score
 from punctum.runtime import Punctuator
-from punctum.text import is_i
+from punctum.text import get_inventory, is_i
 
 
 def next_case_evidence(model: str, weights: list[float]) -> None:
@@ -94,6 +98,97 @@ def mid_sentence_capitals(model: str, thresholds: list[float | None],
     Punctuator._assemble = assemble
 
 
+def never_capitalised(words_per_source: int, least: int) -> frozenset[str]:
+    """Words the training split of the corpora writes in lowercase at every one of at least
+    `least` mid-sentence occurrences (function words, not names), from the first
+    `words_per_source` words of each source."""
+    from collections import Counter
+
+    from punctum.text import get_inventory
+    from punctum.train.data import DataConfig, SourceConfig
+
+    final = set(get_inventory("en").sentence_final)
+    lower, other = Counter(), Counter()
+    for name in bench_domains.SOURCES:
+        source = SourceConfig(str(SHARED_DATA / "text" / name))
+        seen = 0
+        for doc in bench_domains.iter_source(source, DataConfig((source,), val_fraction=0.01),
+                                             "train"):
+            for k in range(1, len(doc.words)):
+                if doc.post[k - 1] not in final:
+                    (lower if doc.case[k] == "LOWER" else other)[doc.words[k]] += 1
+            seen += len(doc.words)
+            if seen >= words_per_source:
+                break
+    return frozenset(w for w, n in lower.items() if n >= least and not other[w])
+
+
+def never_capital_rule(model: str, words_per_source: int, least: int) -> None:
+    """Rule 4: a mid-sentence capital on a word of `never_capitalised` is lowered."""
+    listed = never_capitalised(words_per_source, least)
+    assemble = Punctuator._assemble
+    active = [False]
+
+    def with_rule(self, words, *args):
+        prediction = assemble(self, words, *args)
+        if not active[0]:
+            return prediction
+        final = set(self.inventory.sentence_final)
+        case = [c if not (k and c == "CAP" and prediction.post[k - 1] not in final
+                          and words[k] in listed) else "LOWER"
+                for k, c in enumerate(prediction.case)]
+        return dataclasses.replace(prediction, case=tuple(case))
+
+    Punctuator._assemble = with_rule
+    punctuator = Punctuator.load(model, threads=2)
+    refs = {name.split("/")[0]: bench_domains.held_out(SHARED_DATA / "text" / name, 0.01,
+                                                       20000)
+            for name in bench_domains.SOURCES}
+    print(f"\n{len(listed)} words never capitalised in mid-sentence ({least}+ times in the "
+          f"first {words_per_source:,} training words of each source)\n")
+    print("| rule | " + " | ".join(refs) + " | mean | test2011 casing F1 |")
+    print("|---|" + "---|" * (len(refs) + 2))
+    for on in (False, True):
+        active[0] = on
+        cells = [100 * restore_and_score(punctuator, texts)[1] for texts in refs.values()]
+        test = bench_iwslt.evaluate(punctuator, SHARED_DATA / "iwslt2011")
+        print(f"| {'lowered' if on else 'argmax (bundled)'} | "
+              + " | ".join(f"{c:.2f}" for c in cells)
+              + f" | {np.mean(cells):.2f} | {100 * test['case'].overall.f1:.2f} |")
+    Punctuator._assemble = assemble
+
+
+def promotion_rule(model: str, words_per_source: int, least: int) -> None:
+    """Rule 5: a comma the model placed before a word of `never_capitalised` that the model
+    writes Capitalised becomes a period (the casing head saw a sentence start there)."""
+    listed = never_capitalised(words_per_source, least)
+    assemble = Punctuator._assemble
+    active = [False]
+
+    def with_rule(self, words, *args):
+        prediction = assemble(self, words, *args)
+        if not active[0]:
+            return prediction
+        post = [("PERIOD" if p == "COMMA" and k + 1 < len(words) and words[k + 1] in listed
+                 and prediction.case[k + 1] == "CAP" else p)
+                for k, p in enumerate(prediction.post)]
+        return dataclasses.replace(prediction, post=tuple(post))
+
+    Punctuator._assemble = with_rule
+    punctuator = Punctuator.load(model, threads=2)
+    dev = load_scored(SHARED_DATA / "iwslt2011" / "dev2012.gz", "che")
+    print("\n| rule | dev2012 punct. F1 | test2011 punct. F1 | test2011 casing F1 |")
+    print("|---|---|---|---|")
+    for on in (False, True):
+        active[0] = on
+        hyp = bench_iwslt.restore_words(punctuator, dev.labelled.words)
+        dev_f1 = score(dev, hyp, get_inventory("en")).punct.overall.f1
+        test = bench_iwslt.evaluate(punctuator, SHARED_DATA / "iwslt2011")
+        print(f"| {'promoted' if on else 'bundled'} | {100 * dev_f1:.2f} | "
+              f"{100 * test['punct'].overall.f1:.2f} | {100 * test['case'].overall.f1:.2f} |")
+    Punctuator._assemble = assemble
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="en-tiny")
@@ -101,6 +196,8 @@ def main() -> None:
     next_case_evidence(args.model, [0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0])
     mid_sentence_capitals(args.model, [None, 0.5, 0.6, 0.7, 0.8, 0.9])
     mid_sentence_capitals(args.model, [None, 0.6, 0.8, 1.01], after=("COMMA",))
+    never_capital_rule(args.model, 300_000, 20)
+    promotion_rule(args.model, 300_000, 20)
     print(f"\n{hardware()}")
 
 
