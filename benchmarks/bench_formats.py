@@ -4,10 +4,10 @@
 
 Generates files of about --words words (a sentence written for this script, repeated, in short
 utterances) as plain text, a CSV table, SRT, Whisper JSON with word timings, a Vosk result
-list, an ASS script and sherpa-onnx streaming results (JSON lines), restores each with `punctum
-restore -i FILE -o OUT` in a child process, and prints wall time, words per second and the
-child's peak RSS as a markdown table. Plain text and tables are restored as streams; subtitle
-and JSON files are read whole.
+list, an ASS script, sherpa-onnx streaming results (JSON lines), a TTML document and an ELAN
+document of two speakers' tiers, restores each with `punctum restore -i FILE -o OUT` in a child
+process, and prints wall time, words per second and the child's peak RSS as a markdown table.
+Plain text and tables are restored as streams; subtitle and JSON files are read whole.
 """
 
 from __future__ import annotations
@@ -110,10 +110,37 @@ def write_sherpa(path: Path, parts: list[list[str]]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
 
 
+def write_ttml(path: Path, parts: list[list[str]]) -> None:
+    paragraphs = "".join(
+        f'      <p begin="{i * 3.0:.2f}s" end="{i * 3.0 + 2.9:.2f}s">{" ".join(p[:len(p) // 2])}'
+        f'<br/>{" ".join(p[len(p) // 2:])}</p>\n' for i, p in enumerate(parts))
+    path.write_text('<?xml version="1.0" encoding="UTF-8"?>\n<tt xmlns="http://www.w3.org/ns/'
+                    'ttml">\n  <body>\n    <div>\n' + paragraphs + "    </div>\n  </body>\n"
+                    "</tt>\n", encoding="utf-8")
+
+
+def write_eaf(path: Path, parts: list[list[str]]) -> None:
+    slots = "".join(f'<TIME_SLOT TIME_SLOT_ID="ts{2 * i}" TIME_VALUE="{i * 3000}"/>'
+                    f'<TIME_SLOT TIME_SLOT_ID="ts{2 * i + 1}" TIME_VALUE="{i * 3000 + 2900}"/>\n'
+                    for i in range(len(parts)))
+    tiers = "".join(
+        f'<TIER LINGUISTIC_TYPE_REF="lt" TIER_ID="{speaker}">\n' + "".join(
+            f'<ANNOTATION><ALIGNABLE_ANNOTATION ANNOTATION_ID="a{i}" TIME_SLOT_REF1="ts{2 * i}" '
+            f'TIME_SLOT_REF2="ts{2 * i + 1}"><ANNOTATION_VALUE>{" ".join(p)}</ANNOTATION_VALUE>'
+            f"</ALIGNABLE_ANNOTATION></ANNOTATION>\n"
+            for i, p in enumerate(parts) if i % 2 == turn) + "</TIER>\n"
+        for turn, speaker in enumerate(("agent", "customer")))
+    path.write_text('<?xml version="1.0" encoding="UTF-8"?>\n<ANNOTATION_DOCUMENT FORMAT="3.0">'
+                    f"\n<TIME_ORDER>\n{slots}</TIME_ORDER>\n{tiers}"
+                    '<LINGUISTIC_TYPE LINGUISTIC_TYPE_ID="lt" TIME_ALIGNABLE="true"/>\n'
+                    "</ANNOTATION_DOCUMENT>\n", encoding="utf-8")
+
+
 KINDS = {"text": (".txt", 12, write_text), "csv": (".csv", 12, write_csv),
          "srt": (".srt", 8, write_srt), "whisper": (".json", 12, write_whisper),
          "vosk": (".json", 12, write_vosk), "ass": (".ass", 8, write_ass),
-         "sherpa": (".jsonl", 12, write_sherpa)}
+         "sherpa": (".jsonl", 12, write_sherpa), "ttml": (".ttml", 8, write_ttml),
+         "eaf": (".eaf", 12, write_eaf)}
 
 
 def run(kind: str, n_words: int, threads: int, folder: Path) -> dict:
