@@ -116,3 +116,52 @@ def test_cli_restores_an_eaf_and_takes_text_key(tmp_path, capsys, tiny_artifact)
                  str(tmp_path / "out.eaf")]) == 0
     written = (tmp_path / "out.eaf").read_text()
     assert written.count("\n") == DOCUMENT.count("\n") and ">alors tu vas ou<" in written
+
+
+def test_cdata_comments_and_a_doctype_stay_as_written():
+    document = DOCUMENT.replace(
+        ">so where are you going<", "><![CDATA[so where]]> are <!-- a\nnote --> you going<"
+    ).replace("<HEADER", '<!-- <ANNOTATION_VALUE>old</ANNOTATION_VALUE> -->\n    <HEADER')
+    document = document.replace("<ANNOTATION_DOCUMENT", "<!DOCTYPE x>\n<ANNOTATION_DOCUMENT", 1)
+    assert formats.sniff_format(document) == "eaf"
+    restored, punctuator = _restored(document, "So where are you going? We met Tom & Ann. "
+                                               "I see.")
+    assert ["so", "where", "are", "you", "going"] in punctuator.calls
+    written = formats.dumps(restored)
+    assert "><![CDATA[So where]]> are <!-- a\nnote --> you going?<" in written
+    assert formats.loads(written, "eaf").cues  # (still well-formed)
+
+
+def test_references_that_would_be_tags_stay_references_in_srt():
+    document = DOCUMENT.replace("we met tom &amp; ann", "i said &lt;b&gt; hi").replace(
+        'TIME_SLOT_ID="ts5"/>', 'TIME_SLOT_ID="ts5" TIME_VALUE="7000"/>')
+    restored, _ = _restored(document, "I said <b> hi. I see.", tier="Bob")
+    assert "I said &lt;b> hi." in formats.dumps(formats.convert(restored, "srt"))
+
+
+def test_text_under_a_tier_of_record_ids_is_chosen_and_timed_by_its_parent():
+    toolbox = _eaf([("ref@A", None, [("ts1 ts2", "kw_001"), ("ts3 ts4", "kw_002")]),
+                    ("tx@A", "ref@A", [("=a1", "so where are you going"),
+                                       ("=a2", "we met in town")])], SLOTS)
+    transcript = formats.loads(toolbox, "eaf")
+    assert [(c.start, c.end, c.text) for c in transcript.cues] == [
+        (1.0, 3.5, "so where are you going"), (4.0, 6.0, "we met in town")]
+
+
+def test_utf16_documents_are_written_back_declared_utf8(tmp_path):
+    path = tmp_path / "u16.eaf"
+    path.write_bytes(DOCUMENT.replace('encoding="UTF-8"', 'encoding="UTF-16"').encode("utf-16"))
+    transcript = formats.read(path)
+    written = formats.dumps(transcript)
+    assert written.startswith('<?xml version="1.0" encoding="UTF-8"?>')
+    assert formats.loads(written, "eaf").cues == transcript.cues
+
+
+def test_resegmenting_several_speakers_tiers_asks_for_one(tmp_path, capsys, tiny_artifact):
+    timed = DOCUMENT.replace('TIME_SLOT_ID="ts5"/>', 'TIME_SLOT_ID="ts5" TIME_VALUE="7000"/>')
+    path = _write(tmp_path, "t.eaf", timed)
+    assert main(["restore", "-m", str(tiny_artifact), "-i", str(path), "--to", "srt",
+                 "--resegment"]) == 2
+    assert "several speakers' tiers: give --text-key TIER" in capsys.readouterr().err
+    assert main(["restore", "-m", str(tiny_artifact), "-i", str(path), "--to", "srt",
+                 "--resegment", "--text-key", "Bob"]) == 0

@@ -115,15 +115,16 @@ def _document(body: str, root: str = "<tt>") -> str:
 def test_comments_cdata_and_tags_over_lines_stay_as_written():
     document = _document(
         '<!-- old: <div begin="10s"> <p begin="0s" end="1s">old draft</p> -->'
-        '<p begin="1s" end="2s">so <!-- fix\nthis --> what <![CDATA[x < y]]> now</p>'
+        '<p begin="1s" end="2s">so <!-- fix\nthis --> what <![CDATA[my friend]]> now</p>'
         '<p begin="2s" end="3s" title="a>b"><span tts:color="white"\n  tts:x="1">we '
         'see</span></p>', '<tt xmlns:tts="http://www.w3.org/ns/ttml#styling">')
     transcript = formats.loads(document, "ttml")
     assert [(c.start, c.end) for c in transcript.cues] == [(1.0, 2.0), (2.0, 3.0)]
-    restored, punctuator = _restored(document, "So what now? We see.")
-    assert punctuator.calls == [["so", "what", "now", "we", "see"]]
-    assert formats.dumps(restored) == document.replace(
-        ">so <!--", ">So <!--").replace("]]> now<", "]]> now?<").replace(
+    restored, punctuator = _restored(document, "So what, my friend, now? We see.")
+    assert punctuator.calls == [["so", "what", "my", "friend", "now", "we", "see"]]  # CDATA:
+    assert formats.dumps(restored) == document.replace(  # text, in its brackets
+        ">so <!--", ">So <!--").replace("what <![CDATA[my friend]]> now<",
+                                        "what, <![CDATA[my friend,]]> now?<").replace(
         '"1">we \nsee<'.replace("\n", ""), '"1">We see.<')
 
 

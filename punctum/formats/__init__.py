@@ -64,7 +64,13 @@ from punctum.formats.files import (
     write,
 )
 from punctum.formats.resegment import ResegmentOptions, resegment
-from punctum.formats.restoring import convert, restore_lines, restore_transcript, word_pauses
+from punctum.formats.restoring import (
+    convert,
+    restore_lines,
+    restore_transcript,
+    speakers_tiers,
+    word_pauses,
+)
 from punctum.formats.rolling import without_repeats
 from punctum.formats.subtitles import format_time
 from punctum.formats.transcript import (
@@ -87,4 +93,4 @@ __all__ = ["EXTENSIONS", "FORMATS", "INDEPENDENT_CUES", "KEYED", "SUBTITLES", "T
            "ResegmentOptions", "Token", "Transcript", "convert", "detect_format", "UNREAD", "dumps",
            "format_time", "loads", "read", "resegment", "restore_lines", "restore_transcript",
            "sniff_format", "sniff_lines",
-           "split_tokens", "without_repeats", "word_pauses", "write"]
+           "speakers_tiers", "split_tokens", "without_repeats", "word_pauses", "write"]

@@ -89,7 +89,7 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
     # (SubRip has no references: WebVTT's are decoded for it, but for < and >, which would
     # read as tags there; a "<" of other formats' text that would open a tag is written &lt;)
     referenced = transcript.format in _REFERENCED
-    write = (_decode_for_srt if transcript.format in ("vtt", "ttml") and format == "srt"
+    write = (_decode_for_srt if referenced and format == "srt"
              else decode_references if referenced and format != "vtt"
              else _escape_vtt if format == "vtt" and transcript.format != "vtt"
              else _escape_srt if format == "srt" and not referenced
@@ -137,8 +137,14 @@ def _tier_speakers(transcript: Transcript) -> dict[int, str] | None:
                                              for i in doc)]
     if not names or len(names) != len(documents) or len(timed) < 2:
         return None
-    return {id(transcript.cues[i]): name for doc, name in zip(documents, names)
+    return {id(transcript.cues[i]): _speaker_name(name) for doc, name in zip(documents, names)
             for i in doc}
+
+
+def speakers_tiers(transcript: Transcript) -> bool:
+    """Whether the transcript holds several speakers' timed tiers (TextGrid, ELAN), which
+    `convert` writes on one timeline."""
+    return _tier_speakers(transcript) is not None
 
 
 def _one_timeline(transcript: Transcript, format: str) -> None:
@@ -169,8 +175,9 @@ def _with_speakers(cues: tuple[Cue, ...], per_cue: list[list[str | None]],
         for k, (token, speaker) in enumerate(zip(cue.tokens, speakers)):
             if speaker is not None and format == "vtt" and (k == 0 or speaker != voice):
                 closing = "</v>" if voice is not None else ""
-                token = replace(token, before=f"{closing}<v {speaker}>" + token.before.lstrip()
-                                if k == 0 else f"{closing} <v {speaker}>")
+                named = html.escape(speaker, quote=False)  # ("Tom &amp; Jerry")
+                token = replace(token, before=f"{closing}<v {named}>" + token.before.lstrip()
+                                if k == 0 else f"{closing} <v {named}>")
             elif speaker is not None and format in ("srt", "text") and speaker != previous:
                 tokens.append(Token(f"[{speaker}]:", token.start, token.start,
                                     token.before if k == 0 else "\n"))

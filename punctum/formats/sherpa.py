@@ -81,10 +81,10 @@ def _cue(record: Any, path: tuple) -> Cue:
     if not is_time(offset) or isinstance(offset, bool):
         raise _ShapeError(path + ("start_time",), f"expected seconds (a number from 0), got "
                                                   f"{_kind(offset)}")
-    if any(later < earlier for earlier, later in zip(starts, starts[1:])):
-        k = next(k for k in range(1, len(starts)) if starts[k] < starts[k - 1])
-        raise _ShapeError(path + ("timestamps", k), f"{starts[k]} comes before the timestamp "
-                                                    f"before it ({starts[k - 1]})")
+    back = next((k for k in range(1, len(starts)) if starts[k] < starts[k - 1]), None)
+    if back is not None:
+        raise _ShapeError(path + ("timestamps", back), f"{starts[back]} comes before the "
+                                                       f"timestamp before it ({starts[back - 1]})")
     durations = _numbers(record, "durations", path)
     if durations and len(durations) != len(starts):
         raise _ShapeError(path + ("durations",), f"{len(durations)} durations for "

@@ -26,10 +26,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from punctum.formats.transcript import (
+    ASIDE_TIER,
     MAX_SECONDS,
     Cue,
     Transcript,
     fillers_kept_out,
+    holds_utterances,
     shown,
     spliced,
     split_tokens,
@@ -45,8 +47,6 @@ _SILENCE = frozenset({"sil", "sp", "spn", "<eps>", "#", "<sil>"})
 _WORD_TIERS = ("words", "word")
 _TEXT_TIERS = ("transcript", "transcription", "text", "utterance", "utterances", "sentence",
                "sentences", "ortho", "orthography")
-# tiers of remarks about the speech, not the speech: never restored unless named
-_ASIDE_TIER = re.compile(r"comment|note|gloss|transl|remark")
 
 
 @dataclass(frozen=True)
@@ -204,17 +204,9 @@ def _chosen_tiers(tiers: list[_Tier], name: str, wanted: str | None) -> list[_Ti
              or named(t).endswith(tuple(f" - {w}" for w in _WORD_TIERS))]
     texts = [t for t in intervals if named(t) in _TEXT_TIERS][:1]
     not_phones = [t for t in intervals if "phon" not in named(t)]  # (SPPAS: PhonAlign)
-    utterances = [t for t in not_phones if _holds_utterances(t)  # (ELAN: a tier per speaker)
-                  and not _ASIDE_TIER.search(named(t))]
+    utterances = [t for t in not_phones if not ASIDE_TIER.search(t.name)  # (as ELAN exports
+                  and holds_utterances([label.value for _, _, label in t.intervals])]  # them)
     return words or texts or utterances or not_phones[:1] or intervals[:1]
-
-
-def _holds_utterances(tier: _Tier) -> bool:
-    """Whether an interval of the tier holds several words (an utterance: two words of two
-    letters or more at least; not a word, a syllable, a label or phones such as "T I N k",
-    "s @U")."""
-    return any(sum(sum(c.isalpha() for c in part) > 1 for part in label.value.split()) > 1
-               for _, _, label in tier.intervals)
 
 
 def _cue(xmin: _Value, xmax: _Value, label: str, name: str, text: str) -> Cue:

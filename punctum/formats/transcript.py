@@ -181,12 +181,26 @@ def split_tokens(text: str, markup: bool | re.Pattern = False) -> tuple[Token, .
 
 
 def spliced(text: str, replacements: Sequence[tuple[int, int, str]]) -> str:
-    """`text` with each span [start, end) replaced by its new text; spans in order, apart."""
+    """`text` with each span [start, end) replaced by its new text (spans apart)."""
     pieces, position = [], 0
-    for start, end, new in replacements:
+    for start, end, new in sorted(replacements, key=lambda r: r[0]):
         pieces += [text[position:start], new]
         position = end
     return "".join(pieces) + text[position:]
+
+
+# tiers of remarks about the speech, not the speech (TextGrid, ELAN): never restored unless
+# named ("Notes", "comments", "gloss", "translation"; not "Noteboom" or "Translator")
+ASIDE_TIER = re.compile(r"(?<![a-z])(?:comments?|notes?|gloss(?:es)?|transl(?:ation)?s?|"
+                        r"remarks?)(?![a-z])", re.IGNORECASE)
+
+
+def holds_utterances(labels: Sequence[str]) -> bool:
+    """Whether one of a tier's labels holds several words (an utterance: two words of two
+    letters or more at least; not a word, a syllable, a record id or phones such as
+    "T I N k", "s @U")."""
+    return any(sum(sum(c.isalpha() for c in part) > 1 for part in label.split()) > 1
+               for label in labels)
 
 
 def shown(value, limit: int = 60) -> str:

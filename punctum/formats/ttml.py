@@ -19,15 +19,11 @@ restored but cannot become subtitles.
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ElementTree
 
 from punctum.formats.transcript import MAX_SECONDS, Cue, Transcript, shown, spliced, split_tokens
-from punctum.references import REFERENCE
+from punctum.formats.xmltext import ATTRIBUTES as _ATTRIBUTES
+from punctum.formats.xmltext import MARKUP, declared_utf8, masked, opens_with, parse
 
-# comments, CDATA sections and processing instructions: never scanned for elements
-_OPAQUE = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<!DOCTYPE[^>]*>", re.DOTALL)
-# the attributes of a tag (a quoted value may hold ">" and line breaks)
-_ATTRIBUTES = r"""(?:\s+[^\s=<>/"']+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*"""
 # the root element: <tt ...> or a prefixed <tt:tt ...>
 _ROOT = re.compile(rf"<((?:[\w.-]+:)?tt)({_ATTRIBUTES})/?>")
 # a paragraph (TTML has no nested ones): its tag name, attributes and inner text; an empty
@@ -36,9 +32,6 @@ _PARAGRAPH = re.compile(rf"<((?:[\w.-]+:)?p)({_ATTRIBUTES})>(.*?)</\1\s*>", re.D
 # a container whose begin shifts the paragraphs inside it
 _CONTAINER = re.compile(rf"<(/?)((?:[\w.-]+:)?(?:body|div))({_ATTRIBUTES})(/?)>")
 _ATTRIBUTE = re.compile(r"""((?:[\w.-]+:)?[\w.-]+)\s*=\s*("[^"]*"|'[^']*')""")
-# markup inside a paragraph: tags, comments, CDATA, processing instructions, references
-MARKUP = re.compile(rf"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|</?[A-Za-z][\w.:-]*"
-                    rf"{_ATTRIBUTES}/?>|{REFERENCE.pattern}", re.DOTALL)
 _CLOCK = re.compile(r"^(\d{1,9}):(\d{2}):(\d{2})(?:(\.\d+)|:(\d+(?:\.\d+)?))?$", re.ASCII)
 _OFFSET = re.compile(r"^(\d+(?:\.\d+)?)(h|ms|m|s|f|t)$", re.ASCII)
 
@@ -50,14 +43,13 @@ class _TimeError(ValueError):
 def looks_like_ttml(text: str) -> bool:
     """Whether a text is a TTML document: its root element (after any XML declaration,
     doctype and comments in its first kilobytes) is <tt>."""
-    head = _OPAQUE.sub("", text[:8192])
-    return bool(_ROOT.match(head.lstrip("\ufeff \t\r\n")))
+    return opens_with(text, _ROOT)
 
 
 def read_ttml(text: str, name: str, meta: dict) -> Transcript:
     """The paragraphs of a TTML document as cues, in document order."""
-    _check_xml(text, name)
-    scanned = _OPAQUE.sub(lambda found: " " * len(found.group()), text)  # (same offsets)
+    parse(text, name)
+    scanned = masked(text)
     try:
         rates = _rates(scanned)
         begins = _container_begins(scanned, rates)
@@ -77,19 +69,6 @@ def read_ttml(text: str, name: str, meta: dict) -> Transcript:
         cues.append(Cue(start, end, split_tokens(inner, MARKUP)))
         spans.append(found.span(3))
     return Transcript("ttml", tuple(cues), {**meta, "ttml": {"text": text, "spans": spans}})
-
-
-def _check_xml(text: str, name: str) -> None:
-    """A one-line error for a document that is not well-formed XML, naming its line (the
-    text is decoded already: an encoding its declaration names is not read again)."""
-    parser = ElementTree.XMLParser(encoding="utf-8")
-    try:
-        parser.feed(text.encode("utf-8", errors="surrogatepass"))
-        parser.close()
-    except ElementTree.ParseError as error:
-        line, column = error.position
-        raise ValueError(f"{name}:{line}: not well-formed XML (column {column + 1}; "
-                         f"{str(error).split(':')[0]})") from None
 
 
 def _attributes(text: str) -> dict[str, str]:
@@ -186,5 +165,5 @@ def dump_ttml(transcript: Transcript) -> str:
     if source is None or len(source["spans"]) != len(transcript.cues):
         raise ValueError("a TTML document is written from the one it was read from; convert "
                          "to srt or vtt instead")
-    return spliced(source["text"], [(start, end, cue.text) for (start, end), cue
-                                     in zip(source["spans"], transcript.cues)])
+    return declared_utf8(spliced(source["text"], [(start, end, cue.text) for (start, end), cue
+                                                  in zip(source["spans"], transcript.cues)]))
