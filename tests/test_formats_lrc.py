@@ -28,8 +28,8 @@ def test_lrc_is_read_by_extension_content_and_pipe(tmp_path):
     transcript = formats.loads(LRC, "auto", name="song.lrc")
     assert transcript.format == "lrc"
     assert [(c.start, c.end) for c in transcript.cues] == [  # in time order, each until the
-        (1.0, 4.5), (4.5, 8.0), (8.0, 12.0), (12.0, 30.0), (30.0, 30.0)]  # next; the last
-    # without an end; the line sung at 12 s and 30 s is a cue at each
+        (1.0, 4.5), (4.5, 8.0), (8.0, 12.0), (12.0, 30.0), (30.0, 40.0)]  # next; the last
+    # until the song's [length:]; the line sung at 12 s and 30 s is a cue at each
     assert formats.detect_format(_write(tmp_path, "s.lrc", LRC)) == "lrc"
     assert formats.detect_format(_write(tmp_path, "s.txt", LRC)) == "lrc"
     assert formats.sniff_lines(io.StringIO(LRC))[0] == "lrc"

@@ -7,11 +7,11 @@ A line is time tags, then its text: ``[00:12.34]so what do you think`` (minutes,
 hundredths; several tags where a line is sung more than once). Lines of ID tags (``[ti:...]``,
 ``[ar:...]``, ``[offset:+250]``) and lines without a time tag stay as written. Each time tag is
 a cue, in time order (the file's among equal times), lasting until the next starts (the last
-until it starts: LRC gives no end); a line sung at several times is read at each (its text
-written back once, as restored at its first tag), and a timed line without text only ends the
-one before. Only the texts are restored and written back after their tags. Enhanced LRC's word
-tags (``<00:12.80>``) are markup: they stay where they stand and never reach the model. Times
-are as written: ``[offset:]`` is not applied.
+until the "[length:]" tag's time, else until it starts: LRC gives no end); a line sung at
+several times is read at each (its text written back once, as restored at its first tag), and a
+timed line without text only ends the one before. Only the texts are restored and written back
+after their tags. Enhanced LRC's word tags (``<00:12.80>``) are markup: they stay where they
+stand and never reach the model. Times are as written: ``[offset:]`` is not applied.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from punctum.formats.transcript import MAX_SECONDS, Cue, Token, Transcript, spli
 # [mm:ss], [mm:ss.xx] or [mm:ss:xx] (minutes of any width); the run of them opening a line
 _TAG = r"\[(\d{1,9}):(\d{1,2})(?:[.:](\d{1,3}))?\]"
 _TIME_TAG = re.compile(_TAG)
+_LENGTH = re.compile(r"^\s*\[length:\s*(\d{1,9}):(\d{1,2})(?:\.(\d{1,3}))?\s*\]\s*$",
+                     re.IGNORECASE | re.ASCII)
 _POINT_TIME = re.compile(r"^\s*\[\d{1,9}:\d{1,2}\.\d{1,3}\]")
 _TAGS = re.compile(rf"^\s*(?:{_TAG}\s*)+")
 # an ID tag line: [ti:Title], [ar:Artist], [offset:+250], [length: 03:25], [#:comment]
@@ -63,9 +65,22 @@ def read_lrc(text: str, name: str, meta: dict) -> Transcript:
         cues += [Cue(time, None, tokens, extra={"line": index, "prefix": prefix, "copy": k > 0})
                  for k, time in enumerate(times)]  # (a line sung twice: a cue at each time)
     ordered = sorted(cues, key=lambda cue: cue.start)  # (stable: file order among equals)
+    last = _length(lines)  # the song's length ends its last line, where the file gives it
     ended = [replace(cue, end=max(cue.start, ordered[k + 1].start)) if k + 1 < len(ordered)
-             else replace(cue, end=cue.start) for k, cue in enumerate(ordered)]
+             else replace(cue, end=max(cue.start, last or 0.0))
+             for k, cue in enumerate(ordered)]
     return Transcript("lrc", tuple(ended), {**meta, "lines": tuple(lines)})
+
+
+def _length(lines: list[str]) -> float | None:
+    """Seconds of the "[length: mm:ss]" ID tag, if a line holds one that reads so."""
+    for line in lines:
+        found = _LENGTH.match(line)
+        if found:
+            minutes, seconds, fraction = found.groups()
+            return int(minutes) * 60 + int(seconds) + (float(f"0.{fraction}") if fraction
+                                                       else 0.0)
+    return None
 
 
 def _seconds(found: re.Match, where: str) -> float:
