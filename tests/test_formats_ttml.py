@@ -160,3 +160,18 @@ def test_other_xml_is_refused_by_name(tmp_path):
     with pytest.raises(ValueError, match="neither TTML/DFXP nor ELAN"):
         formats.read(_write(tmp_path, "v.srv3", srv3))
     assert formats.detect_format(_write(tmp_path, "v.txt", srv3)) == "text"  # (as it says)
+
+
+def test_roll_up_captions_are_read_once_and_written_alike():
+    document = _document(
+        '<p begin="0s" end="2s">so what do you</p>'
+        '<p begin="2s" end="4s">so what do you<br/>think about this</p>'
+        '<p begin="4s" end="6s">think about this<br/>i think it is good</p>'
+        '<p begin="6s" end="8s">i think it is good<br/>we should go</p>')
+    restored, punctuator = _restored(
+        document, "So what do you think about this? I think it is good. We should go.")
+    assert punctuator.calls == [["so", "what", "do", "you", "think", "about", "this", "i",
+                                 "think", "it", "is", "good", "we", "should", "go"]]
+    written = formats.dumps(restored)
+    assert written.count("think about this?") == 2 and written.count("I think it is good.") == 2
+    assert formats.dumps(formats.convert(restored, "srt")).count("think about this?") == 1

@@ -1,6 +1,7 @@
 """Roll-up captions: cues that start with the last words of the cue before.
 
-YouTube's automatic captions (as yt-dlp writes them) and broadcast roll-up captions show each
+YouTube's automatic captions (as yt-dlp writes them, WebVTT or TTML, whose lines <br/> breaks)
+and broadcast roll-up captions show each
 line more than once: first as the new line of a cue, then as the first line(s) of the next
 cues while new lines appear below (YouTube also shows it alone for 10 ms in between).
 Restored as written, the model would read every line twice or more ("we're going to we're
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from punctum.formats.transcript import SUBTITLES, Cue, Token, Transcript
+from punctum.formats.transcript import LINE_BREAK, SUBTITLES, Cue, Token, Transcript
 
 _MAX_OVERLAP = 200  # words a cue may repeat (captions hold 2-3 lines: some 30 words)
 
@@ -34,13 +35,14 @@ _MAX_OVERLAP = 200  # words a cue may repeat (captions hold 2-3 lines: some 30 w
 def repeated_tokens(transcript: Transcript) -> dict[tuple[int, int], tuple[int, int]]:
     """{(cue, token): (cue, token) of the word it repeats, the first of its copies} for a
     file of roll-up captions (see the module docstring); {} for any other file."""
-    if transcript.format not in SUBTITLES:
+    if transcript.format not in (*SUBTITLES, "ttml"):
         return {}
+    tagged = transcript.format == "ttml"  # (lines broken by <br/>; a newline is a space)
     copies: dict[tuple[int, int], tuple[int, int]] = {}
     rolled = candidates = on_new_lines = 0
     previous: tuple[int, list[list[int]]] | None = None  # a cue with words, its word lines
     for c, cue in enumerate(transcript.cues):
-        lines = _word_lines(cue)
+        lines = _word_lines(cue, tagged)
         if not lines:
             continue
         words = [t for line in lines for t in line]
@@ -119,13 +121,14 @@ def _overlap(before_cue: Cue, before: list[list[int]], cue: Cue, words: list[int
     return best
 
 
-def _word_lines(cue: Cue) -> list[list[int]]:
+def _word_lines(cue: Cue, tagged: bool = False) -> list[list[int]]:
     """The indexes of the tokens with words on each line of the cue (lines without words
-    left out)."""
+    left out); lines end at line feeds, or at line-break tags where `tagged` (TTML)."""
     lines: list[list[int]] = []
     current: list[int] = []
     for t, token in enumerate(cue.tokens):
-        if "\n" in token.before and current:
+        breaks = LINE_BREAK.search(token.before) if tagged else "\n" in token.before
+        if breaks and current:
             lines.append(current)
             current = []
         if token.text:
