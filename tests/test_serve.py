@@ -166,6 +166,24 @@ def test_ass_document_keeps_every_other_line_and_field(client):
     assert words_of(text.split(prefix)[1].replace("\\N", " ")) == ["so", "what", "now"]
 
 
+def test_eaf_document_restores_the_tier_named(client):
+    document = ('<?xml version="1.0" encoding="UTF-8"?>\n<ANNOTATION_DOCUMENT><TIME_ORDER>'
+                '<TIME_SLOT TIME_SLOT_ID="t1" TIME_VALUE="0"/><TIME_SLOT TIME_SLOT_ID="t2" '
+                'TIME_VALUE="900"/></TIME_ORDER>' + "".join(
+                    f'<TIER TIER_ID="{tier}"><ANNOTATION><ALIGNABLE_ANNOTATION ANNOTATION_ID='
+                    f'"{tier}1" TIME_SLOT_REF1="t1" TIME_SLOT_REF2="t2"><ANNOTATION_VALUE>'
+                    f"{text}</ANNOTATION_VALUE></ALIGNABLE_ANNOTATION></ANNOTATION></TIER>"
+                    for tier, text in (("Ann", "so what now"), ("Bob", "we see it"))) +
+                "</ANNOTATION_DOCUMENT>\n")
+    response = client.post("/v1/restore", json={"text": document, "format": "eaf",
+                                                "text_key": "Bob"})
+    assert response.status_code == 200
+    text = response.json()["text"]
+    assert ">so what now<" in text and ">we see it<" not in text
+    bob = text.split('TIER_ID="Bob"')[1].split("VALUE>")[1].split("</ANNOTATION_")[0]
+    assert words_of(bob) == ["we", "see", "it"]
+
+
 def test_table_document_restores_the_column_named(client):
     table = "id,utterance,body\n7,x,so what now\n"
     response = client.post("/v1/restore", json={"text": table, "format": "csv",
