@@ -165,3 +165,18 @@ def test_resegmenting_several_speakers_tiers_asks_for_one(tmp_path, capsys, tiny
     assert "several speakers' tiers: give --text-key TIER" in capsys.readouterr().err
     assert main(["restore", "-m", str(tiny_artifact), "-i", str(path), "--to", "srt",
                  "--resegment", "--text-key", "Bob"]) == 0
+
+
+def test_speakers_tiers_to_whisper_json_carry_whisperx_speakers():
+    import json
+
+    timed = DOCUMENT.replace('TIME_SLOT_ID="ts5"/>', 'TIME_SLOT_ID="ts5" TIME_VALUE="7000"/>')
+    restored, _ = _restored(timed, "So where are you going? We met Tom & Ann. I see.")
+    segments = json.loads(formats.dumps(formats.convert(restored, "whisper")))["segments"]
+    assert [(s["start"], s["speaker"], s["text"]) for s in segments] == [
+        (1.0, "Ann", " So where are you going?"), (4.0, "Bob", " We met Tom & Ann."),
+        (6.0, "Bob", " I see.")]
+    again = formats.loads(formats.dumps(formats.convert(restored, "whisper")), "whisper")
+    assert [t.text for t in again.tokens][:2] == ["So", "where"]
+    plain = json.loads(formats.dumps(formats.convert(restored, "whisper", speakers=False)))
+    assert all("speaker" not in s for s in plain["segments"])

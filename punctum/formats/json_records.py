@@ -414,6 +414,9 @@ def _dump_whisper(transcript: Transcript) -> str:
     style = transcript.meta.get("json_style", _NEW_JSON)
     record = transcript.meta.get("record")
     segments = [_whisper_segment(cue, i) for i, cue in enumerate(transcript.cues)]
+    for segment, speaker in zip(segments, transcript.meta.get("speakers", ())):
+        if speaker is not None and "speaker" not in segment:  # (converted: WhisperX's key)
+            segment["speaker"] = speaker
     if record is None:
         root = {"text": _joined_texts(s["text"] for s in segments), "segments": segments}
     else:

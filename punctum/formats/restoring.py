@@ -62,7 +62,8 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
     times. WhisperX's, whisper.cpp's and ASS's speakers become voices (to WebVTT) or labels
     (to SubRip and text) unless `speakers` is False (the words alone, as `punctum eval`
     scores them); the speakers' tiers of a TextGrid or ELAN document are written on one
-    timeline, by time, labelled so.
+    timeline, by time, labelled so. To Whisper JSON, each segment gets its speaker as
+    WhisperX's "speaker".
     """
     if format == transcript.format:
         return transcript
@@ -125,7 +126,11 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
         cues = _with_speakers(cues, [said_by(c) for c, _ in pairs], format)
     elif transcript.format == "vtt" and format == "srt" and speakers:  # voices as labels
         cues = _with_speakers(cues, [_voice_speakers(c) for c, _ in pairs], format)
-    return Transcript(format, cues, {"newline": newline})
+    meta = {"newline": newline}
+    if format == "whisper" and speakers and (tiers is not None or said_by is not None):
+        meta["speakers"] = [tiers[id(c)] if tiers is not None else  # (WhisperX's "speaker"
+                            next(iter(said_by(c)), None) for c, _ in pairs]  # of a segment)
+    return Transcript(format, cues, meta)
 
 
 def _tier_speakers(transcript: Transcript) -> dict[int, str] | None:
