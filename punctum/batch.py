@@ -660,11 +660,12 @@ def plan_batch(options: BatchOptions) -> BatchPlan:
 
 
 def _not_a_transcript(path: str, input_format: str, head_bytes: int = 8192) -> str:
-    """Why a file of a folder is not restored ("binary", "Advanced SubStation Alpha"), or
-    "": a file of a format punctum does not read (by its name, unless --format says how to
-    read it), or a binary one (NUL bytes in its first kilobytes, not UTF-16 text and not
-    gzip, whose text is told when it is read) not named as a transcript (a broken .srt
-    fails, named). A file that cannot be read says so later."""
+    """Why a file of a folder is not restored ("binary", "Scenarist SCC"), or "": a file of
+    a format punctum does not read (by its name, unless --format says how to read it), a
+    binary one (NUL bytes in its first kilobytes, not UTF-16 text and not gzip, whose text is
+    told when it is read) or an XML document that is neither TTML nor ELAN (YouTube's srv3,
+    a project file), not named as a transcript (a broken .srt fails, named). A file that
+    cannot be read says so later."""
     suffix = os.path.splitext(path)[1].lower()
     if suffix in formats.UNREAD and input_format == "auto":
         return formats.UNREAD[suffix]
@@ -675,6 +676,10 @@ def _not_a_transcript(path: str, input_format: str, head_bytes: int = 8192) -> s
             head = handle.read(head_bytes)
     except OSError:
         return ""
+    if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<?xml") and input_format == "auto":
+        text = head.decode("utf-8", errors="replace")
+        return "" if formats.looks_like_ttml(text) or formats.looks_like_eaf(text) else \
+            "XML, neither TTML nor ELAN"
     if b"\0" not in head or head[:2] == b"\x1f\x8b" or bom_encoding(head) or looks_utf16(
             head.split(b"\n")[0], 1):
         return ""

@@ -542,3 +542,14 @@ def test_linked_folders_are_read_once_and_a_loop_ends(tmp_path):
     found = list_inputs(str(root), output_dir=str(root / "out"))
     assert os.path.join("a", "deep", "x.txt") in found and not any(
         p.startswith(("b", "out")) for p in found)
+
+
+def test_xml_that_is_neither_ttml_nor_elan_is_left_out(tmp_path, capsys):
+    root = tmp_path / "in"
+    _write(root / "captions.xml", '<?xml version="1.0"?>\n<tt xmlns="http://www.w3.org/ns/ttml">'
+           '<body><div><p begin="1s" end="2s">so what</p></div></body></tt>\n')
+    _write(root / "v.srv3", '<?xml version="1.0"?><timedtext><body><p t="1">hi there</p>'
+           '</body></timedtext>\n')
+    code, err = _restore_dir(capsys, root, tmp_path / "out")
+    assert code == 0 and "v.srv3 (XML, neither TTML nor ELAN)" in err
+    assert sorted(_outputs(tmp_path / "out")) == ["captions.xml"]

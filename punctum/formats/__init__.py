@@ -53,6 +53,7 @@ JSON), `textgrid` (Praat TextGrid), `ass` (ASS, SSA), `lrc` (LRC), `ttml` (TTML,
 """
 
 
+from punctum.formats.eaf import looks_like_eaf
 from punctum.formats.files import (
     UNREAD,
     detect_format,
@@ -87,10 +88,11 @@ from punctum.formats.transcript import (
     Transcript,
     split_tokens,
 )
+from punctum.formats.ttml import looks_like_ttml
 
 __all__ = ["EXTENSIONS", "FORMATS", "INDEPENDENT_CUES", "KEYED", "SUBTITLES", "TEXT_KEYED",
-           "TABLES", "UNTIMED", "Cue",
-           "ResegmentOptions", "Token", "Transcript", "convert", "detect_format", "UNREAD", "dumps",
-           "format_time", "loads", "read", "resegment", "restore_lines", "restore_transcript",
-           "sniff_format", "sniff_lines",
-           "speakers_tiers", "split_tokens", "without_repeats", "word_pauses", "write"]
+           "TABLES", "UNTIMED", "Cue", "ResegmentOptions", "Token", "Transcript", "convert",
+           "detect_format", "UNREAD", "dumps", "format_time", "loads", "looks_like_eaf",
+           "looks_like_ttml", "read", "resegment", "restore_lines", "restore_transcript",
+           "sniff_format", "sniff_lines", "speakers_tiers", "split_tokens", "without_repeats",
+           "word_pauses", "write"]
