@@ -372,3 +372,9 @@ def test_whisperx_speakers_survive_text_output_and_a_second_restore(tiny_artifac
         "so what do you think i think it is great".split()
     assert main(["restore", "-m", str(tiny_artifact), "-i", str(tmp_path / "talk.txt")]) == 0
     assert capsys.readouterr().out == text  # the labels are read back as labels
+
+
+def test_docs_formats_table_has_a_row_for_every_format():
+    table = (EXAMPLES.parent.parent / "docs" / "FORMATS.md").read_text(encoding="utf-8")
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) - 1 == len(formats.FORMATS) - 1  # (a header; CSV and TSV share a row)
