@@ -242,8 +242,8 @@ def _add_restore_options(parser) -> None:
                                  "whispercpp", "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf",
                                  "sherpa", "textgrid", "eaf", "csv", "tsv"],
                         help="input format (default: files by extension and content; stdin "
-                             "by its first lines: subtitles, a TextGrid, JSON or CTM, else text; "
-                             "arguments are text)")
+                             "by its first lines: subtitles, a TextGrid, XML, JSON or CTM, "
+                             "else text; arguments are text)")
     parser.add_argument("--to", choices=["srt", "vtt", "text", "json"],
                         help="output format (default: the input's; json: the input's JSON "
                              "format, Whisper JSON for subtitles, --json for text)")
@@ -269,7 +269,9 @@ def _add_restore_options(parser) -> None:
                         help="NeMo manifests: the key to restore (default: pred_text); CSV/TSV "
                              "tables: the column (default: the first named text, transcript, "
                              "transcription, utterance, sentence or pred_text); TextGrids: the "
-                             "interval tier (default: words, or a text tier)")
+                             "interval tier (default: words, or a text tier, or each "
+                             "speaker's); ELAN documents: the tier (TIER_ID; default: each "
+                             "speaker's)")
     parser.add_argument("--output-key",
                         help="NeMo manifests and tables: the key or column to write (default: "
                              "--text-key; a new column is added last)")
