@@ -83,19 +83,28 @@ def mid_sentence_capitals(model: str, thresholds: list[float | None],
         return dataclasses.replace(prediction, case=tuple(case))
 
     Punctuator._assemble = with_rule
-    punctuator = Punctuator.load(model, threads=2)
-    refs = {name.split("/")[0]: bench_domains.held_out(SHARED_DATA / "text" / name, 0.01,
-                                                       20000)
-            for name in bench_domains.SOURCES}
+    punctuator, refs = Punctuator.load(model, threads=2), _held_out_refs()
     print("\n| tau | " + " | ".join(refs) + " | mean | test2011 casing F1 |")
     print("|---|" + "---|" * (len(refs) + 2))
     for tau in thresholds:
         chosen[0] = tau
-        cells = [100 * restore_and_score(punctuator, texts)[1] for texts in refs.values()]
-        test = bench_iwslt.evaluate(punctuator, SHARED_DATA / "iwslt2011")
-        print(f"| {tau or 'argmax (bundled)'} | " + " | ".join(f"{c:.2f}" for c in cells)
-              + f" | {np.mean(cells):.2f} | {100 * test['case'].overall.f1:.2f} |")
+        print(_casing_row(tau or "argmax (bundled)", punctuator, refs))
     Punctuator._assemble = assemble
+
+
+def _held_out_refs() -> dict[str, list[str]]:
+    """The held-out documents of each training corpus (20,000 words each)."""
+    return {name.split("/")[0]: bench_domains.held_out(SHARED_DATA / "text" / name, 0.01,
+                                                       20000)
+            for name in bench_domains.SOURCES}
+
+
+def _casing_row(label, punctuator: Punctuator, refs: dict[str, list[str]]) -> str:
+    """A table row: casing F1 on each corpus's held-out documents, their mean, test2011's."""
+    cells = [100 * restore_and_score(punctuator, texts)[1] for texts in refs.values()]
+    test = bench_iwslt.evaluate(punctuator, SHARED_DATA / "iwslt2011")
+    return (f"| {label} | " + " | ".join(f"{c:.2f}" for c in cells)
+            + f" | {np.mean(cells):.2f} | {100 * test['case'].overall.f1:.2f} |")
 
 
 def never_capitalised(words_per_source: int, least: int) -> frozenset[str]:
@@ -140,21 +149,14 @@ def never_capital_rule(model: str, words_per_source: int, least: int) -> None:
         return dataclasses.replace(prediction, case=tuple(case))
 
     Punctuator._assemble = with_rule
-    punctuator = Punctuator.load(model, threads=2)
-    refs = {name.split("/")[0]: bench_domains.held_out(SHARED_DATA / "text" / name, 0.01,
-                                                       20000)
-            for name in bench_domains.SOURCES}
+    punctuator, refs = Punctuator.load(model, threads=2), _held_out_refs()
     print(f"\n{len(listed)} words never capitalised in mid-sentence ({least}+ times in the "
           f"first {words_per_source:,} training words of each source)\n")
     print("| rule | " + " | ".join(refs) + " | mean | test2011 casing F1 |")
     print("|---|" + "---|" * (len(refs) + 2))
     for on in (False, True):
         active[0] = on
-        cells = [100 * restore_and_score(punctuator, texts)[1] for texts in refs.values()]
-        test = bench_iwslt.evaluate(punctuator, SHARED_DATA / "iwslt2011")
-        print(f"| {'lowered' if on else 'argmax (bundled)'} | "
-              + " | ".join(f"{c:.2f}" for c in cells)
-              + f" | {np.mean(cells):.2f} | {100 * test['case'].overall.f1:.2f} |")
+        print(_casing_row("lowered" if on else "argmax (bundled)", punctuator, refs))
     Punctuator._assemble = assemble
 
 

@@ -24,10 +24,9 @@ from punctum.formats.transcript import (
     Transcript,
     holds_utterances,
     shown,
-    spliced,
     split_tokens,
 )
-from punctum.formats.xmltext import MARKUP, declared_utf8, masked, opens_with, parse
+from punctum.formats.xmltext import MARKUP, dump_spans, masked, opens_with, parse
 
 # the root element, after any XML declaration and comments
 _ROOT = re.compile(r"<ANNOTATION_DOCUMENT[\s>]")
@@ -152,10 +151,5 @@ def _chosen_tiers(root: ElementTree.Element, name: str, wanted: str | None, text
 
 
 def dump_eaf(transcript: Transcript) -> str:
-    """The document read, each restored annotation's text written in place."""
-    source = transcript.meta.get("eaf")
-    if source is None or len(source["spans"]) != len(transcript.cues):
-        raise ValueError("an ELAN document is written from the one it was read from; convert "
-                         "to text or json instead")
-    return declared_utf8(spliced(source["text"], [(start, end, cue.text) for (start, end), cue
-                                                  in zip(source["spans"], transcript.cues)]))
+    """The document read, each restored text written in place."""
+    return dump_spans(transcript, "eaf", "an ELAN document")

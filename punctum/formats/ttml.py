@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import re
 
-from punctum.formats.transcript import MAX_SECONDS, Cue, Transcript, shown, spliced, split_tokens
+from punctum.formats.transcript import MAX_SECONDS, Cue, Transcript, shown, split_tokens
 from punctum.formats.xmltext import ATTRIBUTES as _ATTRIBUTES
-from punctum.formats.xmltext import MARKUP, declared_utf8, masked, opens_with, parse
+from punctum.formats.xmltext import MARKUP, dump_spans, masked, opens_with, parse
 
 # the root element: <tt ...> or a prefixed <tt:tt ...>
 _ROOT = re.compile(rf"<((?:[\w.-]+:)?tt)({_ATTRIBUTES})/?>")
@@ -160,10 +160,5 @@ def _seconds(value: str, rates: tuple[float, float]) -> float:
 
 
 def dump_ttml(transcript: Transcript) -> str:
-    """The document read, each paragraph's inner text replaced by its cue's."""
-    source = transcript.meta.get("ttml")
-    if source is None or len(source["spans"]) != len(transcript.cues):
-        raise ValueError("a TTML document is written from the one it was read from; convert "
-                         "to srt or vtt instead")
-    return declared_utf8(spliced(source["text"], [(start, end, cue.text) for (start, end), cue
-                                                  in zip(source["spans"], transcript.cues)]))
+    """The document read, each restored text written in place."""
+    return dump_spans(transcript, "ttml", "a TTML document")

@@ -55,3 +55,17 @@ def declared_utf8(text: str) -> str:
     if found is None or found.group(3).lower().replace("_", "-") in ("utf-8", "utf8"):
         return text
     return text[:found.start(3)] + "UTF-8" + text[found.end(3):]
+
+
+def dump_spans(transcript, key: str, what: str) -> str:
+    """The document a transcript was read from (meta[key]: its text and the span of each
+    cue's text), each cue's text written into its span, declared UTF-8 (`what`: the format's
+    name for the error when it was not read from one)."""
+    from punctum.formats.transcript import spliced
+
+    source = transcript.meta.get(key)
+    if source is None or len(source["spans"]) != len(transcript.cues):
+        raise ValueError(f"{what} is written from the one it was read from; convert to srt, "
+                         f"vtt, text or json instead")
+    return declared_utf8(spliced(source["text"], [(start, end, cue.text) for (start, end), cue
+                                                  in zip(source["spans"], transcript.cues)]))
