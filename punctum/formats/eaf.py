@@ -4,13 +4,16 @@
     punctum restore -i interview.eaf --to text          # a line per tier
     punctum restore -i interview.eaf --text-key Ann     # one tier, named by its TIER_ID
 
-The annotations of the independent tiers (those without a PARENT_REF: ELAN's tier per
-speaker) are restored, each tier a text of its own, each annotation a cue timed by its two
-time slots (a slot without a TIME_VALUE leaves its annotation untimed); `--text-key` names one
-tier instead. Tiers whose name holds "comment", "note", "gloss", "transl" or "remark", and every
-dependent tier (translations, glosses, words under an utterance), stay as written. Only the
-text of each restored ANNOTATION_VALUE is written again, in place, with its character
-references (``&amp;``) as written; every other byte stays.
+The annotations of the tiers of utterances are restored: the independent tiers (those without
+a PARENT_REF: ELAN's tier per speaker), or, where none of those holds utterances (a Toolbox
+import's record ids), the dependent tiers that do, their annotations timed through the
+annotation they refer to. Each tier is a text of its own, its annotations cues in the order of
+their times (a slot without a TIME_VALUE leaves its annotation untimed); `--text-key` names
+one tier instead. Tiers named for comments, notes, glosses, translations or remarks stay as
+written, as do translations and glosses under a speaker's tier. Only the text of each
+restored ANNOTATION_VALUE is written again, in place, with its character references
+(``&amp;``), comments and CDATA as written; every other byte stays (a UTF-16 document is
+written as UTF-8, its declaration saying so).
 """
 
 from __future__ import annotations
