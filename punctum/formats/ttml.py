@@ -10,10 +10,12 @@ added (clock times ``00:00:01.500`` or ``00:00:01:12`` in frames, offsets ``1.5s
 ``1500ms``, ``36f``, ``10000000t`` with the document's ``ttp:frameRate`` and
 ``ttp:tickRate``); a sequential time container (``timeContainer="seq"``) is refused. Only the
 text between a paragraph's tags is restored: tags (``<span tts:color="yellow">``, ``<br/>``),
-comments, CDATA sections and character references stay where they stand and never reach the
-model, and every other byte of the file (head, styles, regions, attributes, comments) is
-written back as read. Paragraphs without times (timed by their spans, or not at all) are
-restored but cannot become subtitles.
+comments, the brackets of CDATA sections (their text is text) and character references stay
+where they stand and never reach the model, and every other byte of the file (head, styles,
+regions, attributes, comments) is written back as read (a UTF-16 document as UTF-8, its
+declaration saying so). Roll-up captions (lines broken by ``<br/>``) are read once
+(`rolling`). Paragraphs without times (timed by their spans, or not at all) are restored but
+cannot become subtitles.
 """
 
 from __future__ import annotations
