@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 
 import bench_domains
@@ -63,33 +64,45 @@ def next_case_evidence(model: str, weights: list[float]) -> None:
               f"{100 * micro_f1(hyp, test[2]):.2f} |")
 
 
+@contextlib.contextmanager
+def _rule_applied(rule):
+    """Punctuator._assemble with `rule(punctuator, words, prediction, setting)` applied to
+    each prediction while the yielded setting[0] is not None (the bundled decision then)."""
+    assemble = Punctuator._assemble
+    setting: list = [None]
+
+    def patched(self, words, *args):
+        prediction = assemble(self, words, *args)
+        return prediction if setting[0] is None else rule(self, words, prediction,
+                                                          setting[0])
+
+    Punctuator._assemble = patched
+    try:
+        yield setting
+    finally:
+        Punctuator._assemble = assemble
+
+
 def mid_sentence_capitals(model: str, thresholds: list[float | None],
                           after: tuple[str, ...] | None = None) -> None:
     """Rule 2: `after` None, any mark that ends no sentence (or none) before the word; else
     only the marks named (("COMMA",): rule 3)."""
-    chosen: list[float | None] = [None]
-    assemble = Punctuator._assemble
-
-    def with_rule(self, words, *args):
-        prediction = assemble(self, words, *args)
-        if chosen[0] is None:
-            return prediction
+    def floor(self, words, prediction, tau):
         cap, final = self.case_labels.index("CAP"), set(self.inventory.sentence_final)
         case = [c if not (k and c == "CAP" and prediction.post[k - 1] not in final
                           and (after is None or prediction.post[k - 1] in after)
                           and words[k] not in self.capitalised and not is_i(words[k])
-                          and prediction.case_probs[k, cap] < chosen[0]) else "LOWER"
+                          and prediction.case_probs[k, cap] < tau) else "LOWER"
                 for k, c in enumerate(prediction.case)]
         return dataclasses.replace(prediction, case=tuple(case))
 
-    Punctuator._assemble = with_rule
-    punctuator, refs = Punctuator.load(model, threads=2), _held_out_refs()
-    print("\n| tau | " + " | ".join(refs) + " | mean | test2011 casing F1 |")
-    print("|---|" + "---|" * (len(refs) + 2))
-    for tau in thresholds:
-        chosen[0] = tau
-        print(_casing_row(tau or "argmax (bundled)", punctuator, refs))
-    Punctuator._assemble = assemble
+    with _rule_applied(floor) as setting:
+        punctuator, refs = Punctuator.load(model, threads=2), _held_out_refs()
+        print("\n| tau | " + " | ".join(refs) + " | mean | test2011 casing F1 |")
+        print("|---|" + "---|" * (len(refs) + 2))
+        for tau in thresholds:
+            setting[0] = tau
+            print(_casing_row(tau or "argmax (bundled)", punctuator, refs))
 
 
 def _held_out_refs() -> dict[str, list[str]]:
@@ -132,63 +145,47 @@ def never_capitalised(words_per_source: int, least: int) -> frozenset[str]:
     return frozenset(w for w, n in lower.items() if n >= least and not other[w])
 
 
-def never_capital_rule(model: str, words_per_source: int, least: int) -> None:
-    """Rule 4: a mid-sentence capital on a word of `never_capitalised` is lowered."""
-    listed = never_capitalised(words_per_source, least)
-    assemble = Punctuator._assemble
-    active = [False]
-
-    def with_rule(self, words, *args):
-        prediction = assemble(self, words, *args)
-        if not active[0]:
-            return prediction
+def never_capital_rule(model: str, listed: frozenset[str]) -> None:
+    """Rule 4: a mid-sentence capital on a word of `listed` (`never_capitalised`) is
+    lowered."""
+    def lowered(self, words, prediction, _):
         final = set(self.inventory.sentence_final)
         case = [c if not (k and c == "CAP" and prediction.post[k - 1] not in final
                           and words[k] in listed) else "LOWER"
                 for k, c in enumerate(prediction.case)]
         return dataclasses.replace(prediction, case=tuple(case))
 
-    Punctuator._assemble = with_rule
-    punctuator, refs = Punctuator.load(model, threads=2), _held_out_refs()
-    print(f"\n{len(listed)} words never capitalised in mid-sentence ({least}+ times in the "
-          f"first {words_per_source:,} training words of each source)\n")
-    print("| rule | " + " | ".join(refs) + " | mean | test2011 casing F1 |")
-    print("|---|" + "---|" * (len(refs) + 2))
-    for on in (False, True):
-        active[0] = on
-        print(_casing_row("lowered" if on else "argmax (bundled)", punctuator, refs))
-    Punctuator._assemble = assemble
+    with _rule_applied(lowered) as setting:
+        punctuator, refs = Punctuator.load(model, threads=2), _held_out_refs()
+        print("| rule | " + " | ".join(refs) + " | mean | test2011 casing F1 |")
+        print("|---|" + "---|" * (len(refs) + 2))
+        for on in (None, True):
+            setting[0] = on
+            print(_casing_row("lowered" if on else "argmax (bundled)", punctuator, refs))
 
 
-def promotion_rule(model: str, words_per_source: int, least: int) -> None:
-    """Rule 5: a comma the model placed before a word of `never_capitalised` that the model
-    writes Capitalised becomes a period (the casing head saw a sentence start there)."""
-    listed = never_capitalised(words_per_source, least)
-    assemble = Punctuator._assemble
-    active = [False]
-
-    def with_rule(self, words, *args):
-        prediction = assemble(self, words, *args)
-        if not active[0]:
-            return prediction
+def promotion_rule(model: str, listed: frozenset[str]) -> None:
+    """Rule 5: a comma the model placed before a word of `listed` that the model writes
+    Capitalised becomes a period (the casing head saw a sentence start there)."""
+    def promoted(self, words, prediction, _):
         post = [("PERIOD" if p == "COMMA" and k + 1 < len(words) and words[k + 1] in listed
                  and prediction.case[k + 1] == "CAP" else p)
                 for k, p in enumerate(prediction.post)]
         return dataclasses.replace(prediction, post=tuple(post))
 
-    Punctuator._assemble = with_rule
-    punctuator = Punctuator.load(model, threads=2)
-    dev = load_scored(SHARED_DATA / "iwslt2011" / "dev2012.gz", "che")
-    print("\n| rule | dev2012 punct. F1 | test2011 punct. F1 | test2011 casing F1 |")
-    print("|---|---|---|---|")
-    for on in (False, True):
-        active[0] = on
-        hyp = bench_iwslt.restore_words(punctuator, dev.labelled.words)
-        dev_f1 = score(dev, hyp, get_inventory("en")).punct.overall.f1
-        test = bench_iwslt.evaluate(punctuator, SHARED_DATA / "iwslt2011")
-        print(f"| {'promoted' if on else 'bundled'} | {100 * dev_f1:.2f} | "
-              f"{100 * test['punct'].overall.f1:.2f} | {100 * test['case'].overall.f1:.2f} |")
-    Punctuator._assemble = assemble
+    with _rule_applied(promoted) as setting:
+        punctuator = Punctuator.load(model, threads=2)
+        dev = load_scored(SHARED_DATA / "iwslt2011" / "dev2012.gz", "che")
+        print("\n| rule | dev2012 punct. F1 | test2011 punct. F1 | test2011 casing F1 |")
+        print("|---|---|---|---|")
+        for on in (None, True):
+            setting[0] = on
+            hyp = bench_iwslt.restore_words(punctuator, dev.labelled.words)
+            dev_f1 = score(dev, hyp, get_inventory("en")).punct.overall.f1
+            test = bench_iwslt.evaluate(punctuator, SHARED_DATA / "iwslt2011")
+            print(f"| {'promoted' if on else 'bundled'} | {100 * dev_f1:.2f} | "
+                  f"{100 * test['punct'].overall.f1:.2f} | "
+                  f"{100 * test['case'].overall.f1:.2f} |")
 
 
 def main() -> None:
@@ -198,8 +195,12 @@ def main() -> None:
     next_case_evidence(args.model, [0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0])
     mid_sentence_capitals(args.model, [None, 0.5, 0.6, 0.7, 0.8, 0.9])
     mid_sentence_capitals(args.model, [None, 0.6, 0.8, 1.01], after=("COMMA",))
-    never_capital_rule(args.model, 300_000, 20)
-    promotion_rule(args.model, 300_000, 20)
+    words_per_source, least = 300_000, 20
+    listed = never_capitalised(words_per_source, least)  # (rules 4 and 5)
+    print(f"\n{len(listed)} words never capitalised in mid-sentence ({least}+ times in the "
+          f"first {words_per_source:,} training words of each source)\n")
+    never_capital_rule(args.model, listed)
+    promotion_rule(args.model, listed)
     print(f"\n{hardware()}")
 
 
