@@ -148,16 +148,22 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
          (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 
 
+def _bom(data: bytes) -> tuple[bytes, str] | None:
+    """(byte-order mark, encoding) of the UTF-16 or UTF-32 mark that opens `data`, or None."""
+    return next(((bom, encoding) for bom, encoding in _BOMS if data.startswith(bom)), None)
+
+
 def bom_encoding(data: bytes) -> str | None:
     """The UTF-16 or UTF-32 encoding whose byte-order mark opens `data`, or None."""
-    return next((encoding for bom, encoding in _BOMS if data.startswith(bom)), None)
+    found = _bom(data)
+    return found[1] if found else None
 
 
 def decode_with_bom(data: bytes, name: str, errors: str = "strict") -> str:
     """UTF-16 or UTF-32 text that opens with its byte-order mark (dropped), decoded whole;
     bytes that are not of that encoding are an error naming the line."""
-    encoding = bom_encoding(data)
-    body = data[len(next(bom for bom, e in _BOMS if e == encoding)):]
+    bom, encoding = _bom(data)
+    body = data[len(bom):]
     try:
         return body.decode(encoding, errors=errors)
     except UnicodeDecodeError as error:
@@ -173,11 +179,10 @@ def _bom_lines(chunks: Iterator[bytes], name: str, errors: str,
     encoding are an error naming the line, or U+FFFD with errors="replace". Text with carriage
     returns and no line feed (old Macs) is cut at each CR, as UTF-8 text is."""
     first = next(chunks)
-    encoding = bom_encoding(first)
+    bom, encoding = _bom(first)
     decoder = codecs.getincrementaldecoder(encoding)(errors)
     pending, line_no, separator = "", 0, None
-    skip = 4 if encoding.startswith("utf-32") else 2
-    for chunk in itertools.chain([first[skip:]], chunks, [None]):
+    for chunk in itertools.chain([first[len(bom):]], chunks, [None]):
         try:
             pending += decoder.decode(b"", final=True) if chunk is None else \
                 decoder.decode(chunk)

@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from punctum.formats.transcript import LINE_BREAK, Cue, Token, split_tokens
+from punctum.formats.transcript import Cue, Token, breaks_line, split_tokens
 
 # A speaker label's first word starts with a letter ("SPEAKER_00", "Dr.", "Mary-Jane"); the
 # words after it may be numbers ("Speaker 1", "Man #2"); the last ends with the colon.
@@ -197,13 +197,13 @@ def _lines(tokens: Sequence[Token]) -> list[tuple[int, int]]:
     lines: list[list[int]] = []
     new_line = True
     for index, token in enumerate(tokens):
-        new_line = new_line or _breaks(token.before)
+        new_line = new_line or breaks_line(token.before)
         if token.text:
             if new_line:
                 lines.append([index, index])
                 new_line = False
             lines[-1][1] = index + 1
-        new_line = new_line or _breaks(token.after)
+        new_line = new_line or breaks_line(token.after)
     return [(start, end) for start, end in lines]
 
 
@@ -219,11 +219,6 @@ def continues_dialogue(previous: Sequence[Token], previous_note: Annotations,
     if first in note.dashes and first not in note.turns and last_start in previous_note.dashes:
         return replace(note, turns=note.turns | {first})
     return note
-
-
-def _breaks(gap: str) -> bool:
-    """Whether markup between tokens starts a new line: a line feed, <br>, ASS's \\N."""
-    return "\n" in gap or "\\N" in gap or ("<" in gap and bool(LINE_BREAK.search(gap)))
 
 
 def _line_prefix(line: list[str], offset: int, kept: set[int], turns: set[int],

@@ -134,12 +134,16 @@ class Transcript:
 
 # ----------------------------------------------------------------------------- tokens
 
-# a dialogue dash written against the line's first word ("-Where are you going?"), and
-# what starts a line before it (a line feed, ASS's \N)
+# a dialogue dash written against the line's first word ("-Where are you going?")
 _GLUED_DASH = re.compile(r"[-–](?=[^\W\d_])")
-_LINE_START = re.compile(r"\n|\\N|<(?:[\w.-]+:)?br\b", re.IGNORECASE)
 # a line-break tag: <br>, <br/>, <br class="x">, EBU-TT's <tt:br/>
 LINE_BREAK = re.compile(r"<(?:[\w.-]+:)?br\b[^<>]*>", re.IGNORECASE)
+
+
+def breaks_line(gap: str) -> bool:
+    """Whether the whitespace and markup between two tokens start a new line: a line feed,
+    a line-break tag or ASS's \\N."""
+    return "\n" in gap or "\\N" in gap or ("<" in gap and bool(LINE_BREAK.search(gap)))
 
 
 def split_tokens(text: str, markup: bool | re.Pattern = False) -> tuple[Token, ...]:
@@ -155,8 +159,7 @@ def split_tokens(text: str, markup: bool | re.Pattern = False) -> tuple[Token, .
             as markup (subtitles), not as text; or a pattern of a format's own markup
             (ASS's override blocks and ``\\N`` escapes, `ass`).
     """
-    pieces = (_markup_pieces(text) if markup is True else _markup_pieces(text, markup)
-              if markup else [text])
+    pieces = _markup_pieces(text, _MARKUP if markup is True else markup) if markup else [text]
     tokens: list[Token] = []
     pending = ""
     for k, piece in enumerate(pieces):
@@ -165,8 +168,7 @@ def split_tokens(text: str, markup: bool | re.Pattern = False) -> tuple[Token, .
             continue
         for run in _WHITESPACE.split(piece):
             if run and not run.isspace():
-                if markup and _GLUED_DASH.match(run) and (not tokens or _LINE_START.search(
-                        pending)):
+                if markup and _GLUED_DASH.match(run) and (not tokens or breaks_line(pending)):
                     tokens.append(Token(run[0], before=pending))  # "-Where" opening a line:
                     run, pending = run[1:], ""  # a dialogue dash (Netflix's style), apart
                 tokens.append(Token(run, before=pending))
