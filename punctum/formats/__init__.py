@@ -6,7 +6,9 @@
 Formats (`FORMATS`): SRT, WebVTT, YouTube's SBV, Whisper JSON, Vosk JSON (an object, a list of
 objects or JSON lines), NeMo-style JSONL manifests and plain text (one paragraph per line);
 Kaldi CTM and text, pocketsphinx JSON and transformers-pipeline JSON are read and written by
-`asr`; whisper.cpp's JSON by `whispercpp`; sherpa-onnx's results by `sherpa`; Praat TextGrids (a
+`asr`; whisper.cpp's JSON by `whispercpp`; sherpa-onnx's results by `sherpa`; Deepgram's,
+AssemblyAI's and Google Speech-to-Text's responses by `deepgram`, `assemblyai` and
+`google_stt` (words listed as records, `wordlists`); Praat TextGrids (a
 words tier) by `textgrid`; ASS and SSA scripts (the text of each Dialogue line) by `ass`; LRC
 (timed lines) by `lrc`; TTML and DFXP (the text of each paragraph) by `ttml`; ELAN documents
 (each speaker's tier) by `eaf`; CSV and TSV tables (a text column per row: call-centre logs) by
@@ -28,7 +30,8 @@ that was read gives back its input:
   VTT NOTE, STYLE and REGION blocks are kept in place; tags (``<v Bob>``, ``<i>``, inline
   timestamps ``<00:01.500>``, SRT's ``{\\an8}``) and character references (``&amp;``) are
   kept around the tokens and never reach the model.
-- Whisper, whisper.cpp, Vosk, NeMo, pocketsphinx, transformers, sherpa-onnx: the same JSON
+- Whisper, whisper.cpp, Vosk, NeMo, pocketsphinx, transformers, sherpa-onnx, Deepgram,
+  AssemblyAI, Google: the same JSON
   values, every key in its order (records are kept as read and only the fields a token or cue
   owns are written back when they changed). The text read is kept and only the strings and
   numbers that changed are rewritten in it (`json_splice`), so every other byte stays: Vosk's
@@ -47,9 +50,10 @@ Modules: `transcript` (Token, Cue, Transcript, splitting text into tokens), `fil
 writing, format detection), `subtitles` (SRT, WebVTT, SBV, plain text), `json_records` (Whisper,
 Vosk, NeMo), `json_splice` (changed values written into the text read), `asr` (CTM, Kaldi,
 pocketsphinx, transformers pipeline), `whispercpp` (whisper.cpp's JSON), `sherpa` (sherpa-onnx's
-JSON), `textgrid` (Praat TextGrid), `ass` (ASS, SSA), `lrc` (LRC), `ttml` (TTML, DFXP), `eaf`
-(ELAN), `tables` (CSV, TSV), `rolling` (roll-up captions), `restoring` (restore and convert),
-`resegment` (subtitle cues rebuilt at sentence boundaries).
+JSON), `wordlists` (words listed as records, and their copies), `deepgram`, `assemblyai`,
+`google_stt` (cloud recognisers' JSON), `textgrid` (Praat TextGrid), `ass` (ASS, SSA), `lrc`
+(LRC), `ttml` (TTML, DFXP), `eaf` (ELAN), `tables` (CSV, TSV), `rolling` (roll-up captions),
+`restoring` (restore and convert), `resegment` (subtitle cues rebuilt at sentence boundaries).
 """
 
 

@@ -14,7 +14,10 @@ from punctum.corpora import bom_encoding, decode_with_bom
 from punctum.fileio import NotUtf8Error
 from punctum.formats import asr
 from punctum.formats.ass import dump_ass, is_ass, read_ass
+from punctum.formats.assemblyai import dump_assemblyai, is_assemblyai, read_assemblyai
+from punctum.formats.deepgram import dump_deepgram, is_deepgram, read_deepgram
 from punctum.formats.eaf import dump_eaf, looks_like_eaf, read_eaf
+from punctum.formats.google_stt import dump_google, is_google, read_google
 from punctum.formats.json_records import (
     _dump_nemo,
     _dump_vosk,
@@ -60,8 +63,10 @@ def detect_format(path: str | Path) -> str:
 
     JSON content is told apart by its keys: "segments" (Whisper), a "transcription" list
     (whisper.cpp), "result", "partial" or a lone "text" (Vosk), "audio_filepath" or
-    "pred_text" (NeMo manifest), "text" with "tokens" and "timestamps" (sherpa-onnx), "chunks"
-    (a transformers pipeline), "t" with "w" or "b" and "d" (pocketsphinx). Lines of CTM fields
+    "pred_text" (NeMo manifest), "text" with "tokens" and "timestamps" (sherpa-onnx), "results"
+    with "channels" (Deepgram), "text" with "words" or "audio_url" (AssemblyAI), "results"
+    with "alternatives" (Google Speech-to-Text), "chunks" (a transformers pipeline), "t" with
+    "w" or "b" and "d" (pocketsphinx). Lines of CTM fields
     are CTM. Kaldi's `text` files look like plain text: give their format.
     """
     path = Path(path)
@@ -303,7 +308,8 @@ def dumps(transcript: Transcript, output_key: str | None = None) -> str:
     """
     writers = {"text": _dump_text, "srt": _dump_srt, "vtt": _dump_vtt, "sbv": _dump_sbv,
                "ass": dump_ass, "lrc": dump_lrc, "ttml": dump_ttml, "eaf": dump_eaf,
-               "sherpa": dump_sherpa,
+               "sherpa": dump_sherpa, "deepgram": dump_deepgram,
+               "assemblyai": dump_assemblyai, "google": dump_google,
                "whisper": _dump_whisper, "vosk": _dump_vosk, "whispercpp": dump_whispercpp,
                "textgrid": dump_textgrid,
                **asr.WRITERS}
@@ -341,6 +347,8 @@ def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript
         text, meta = raw.removeprefix("\ufeff"), {**meta, "newline": "\n"}
     readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt, "sbv": _read_sbv,
                "ass": read_ass, "lrc": read_lrc, "ttml": read_ttml, "sherpa": read_sherpa,
+               "deepgram": read_deepgram, "assemblyai": read_assemblyai,
+               "google": read_google,
                "whisper": _read_whisper, "vosk": _read_vosk, "whispercpp": read_whispercpp,
                **asr.READERS}
     if format == "nemo":
@@ -415,11 +423,17 @@ def _classify_json(values: list[tuple[int, Any]], name: str) -> str:
         return "nemo"
     if is_sherpa(first):
         return "sherpa"
+    if is_deepgram(first):
+        return "deepgram"
+    if is_assemblyai(first):
+        return "assemblyai"
+    if is_google(first):
+        return "google"
     found = asr.classify_json(first)
     if found:
         return found
     raise ValueError(f"{name}:{values[0][0] if values else 1}: cannot tell which JSON "
                      f"format this is (no 'segments', 'transcription', 'result', 'partial', "
-                     f"'audio_filepath', 'pred_text', 'chunks', 'tokens' or 't' key); give the "
-                     f"format (whisper, whispercpp, vosk, nemo, hf, sphinx, sherpa; or text, "
-                     f"to restore it as text)")
+                     f"'audio_filepath', 'pred_text', 'results', 'words', 'chunks', 'tokens' or "
+                     f"'t' key); give the format (whisper, whispercpp, vosk, nemo, hf, sphinx, "
+                     f"sherpa, deepgram, assemblyai, google; or text, to restore it as text)")

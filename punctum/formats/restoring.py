@@ -25,6 +25,7 @@ from punctum.formats.transcript import (
     INDEPENDENT_CUES,
     LINE_BREAK,
     SUBTITLES,
+    WORD_LISTS,
     Cue,
     Token,
     Transcript,
@@ -199,7 +200,8 @@ def _with_speakers(cues: tuple[Cue, ...], per_cue: list[list[str | None]],
 def _speakers_of(format: str) -> Callable[[Cue], list[str | None]] | None:
     """How a format tells the speaker of each word of a cue, if it does."""
     return {"whisper": _word_speakers, "whispercpp": _segment_speakers,
-            "ass": _segment_speakers}.get(format)
+            "ass": _segment_speakers, **dict.fromkeys(WORD_LISTS, _segment_speakers)
+            }.get(format)
 
 
 def _segment_speakers(segment: Cue) -> list[str | None]:
@@ -462,7 +464,7 @@ def _voices(transcript: Transcript) -> list[frozenset[int]]:
         return voice_turns(transcript.cues)
     if transcript.format == "whisper":
         return _speaker_turns(transcript.cues)
-    if transcript.format in ("whispercpp", "ass"):  # a segment's or line's "speaker"
+    if transcript.format in ("whispercpp", "ass", *WORD_LISTS):  # a cue's "speaker"
         return whispercpp.speaker_turns(transcript.cues)
     return [frozenset()] * len(transcript.cues)
 

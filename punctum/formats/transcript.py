@@ -12,12 +12,14 @@ from typing import Any
 from punctum.references import REFERENCE
 
 FORMATS = ("text", "srt", "vtt", "sbv", "ass", "lrc", "ttml", "whisper", "whispercpp", "vosk",
-           "nemo", "ctm", "kaldi", "sphinx", "hf", "sherpa", "textgrid", "eaf", "csv", "tsv")
+           "nemo", "ctm", "kaldi", "sphinx", "hf", "sherpa", "deepgram", "assemblyai", "google",
+           "textgrid", "eaf", "csv", "tsv")
 EXTENSIONS = {"text": ".txt", "srt": ".srt", "vtt": ".vtt", "sbv": ".sbv", "ass": ".ass",
               "lrc": ".lrc", "ttml": ".ttml",
               "whisper": ".json", "whispercpp": ".json", "vosk": ".json", "nemo": ".jsonl",
               "ctm": ".ctm",
               "kaldi": ".txt", "sphinx": ".jsonl", "hf": ".json", "sherpa": ".json",
+              "deepgram": ".json", "assemblyai": ".json", "google": ".json",
               "textgrid": ".TextGrid", "eaf": ".eaf",
               "csv": ".csv", "tsv": ".tsv"}
 SUBTITLES = ("srt", "vtt")
@@ -32,6 +34,8 @@ TABLES = ("csv", "tsv")
 KEYED = ("nemo", *TABLES)
 # Formats that take a text key alone (the TextGrid or ELAN tier to restore; no output key).
 TEXT_KEYED = (*KEYED, "textgrid", "eaf")
+# Cloud recognisers' JSON, words listed as records (`wordlists`): a cue's "speaker" is its own.
+WORD_LISTS = ("deepgram", "assemblyai", "google")
 # The largest time in seconds a file may hold (over 300 years: Unix times fit).
 MAX_SECONDS = 1e10
 

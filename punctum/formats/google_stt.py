@@ -1,0 +1,218 @@
+"""Google Cloud Speech-to-Text's JSON responses, read and written for `formats`.
+
+    punctum restore -i response.json -o response.restored.json
+    punctum restore -i response.json --to srt --resegment
+
+A response (``speech:recognize``, ``longrunningrecognize``'s operation with its "response",
+a v2 batch result file; without ``enableAutomaticPunctuation`` the words come unpunctuated)::
+
+    {"results": [{"alternatives": [{"transcript": "so what do you think",
+                                    "confidence": 0.93,
+                                    "words": [{"startTime": "0.080s", "endTime": "0.320s",
+                                               "word": "so"}, ...]}],
+                  "resultEndTime": "1.200s", "languageCode": "en-us"}, ...],
+     "totalBilledTime": "2s"}
+
+or streaming responses, one per line. The first alternative of each final result is
+restored: each word's "word" and the alternative's "transcript" (with its leading space).
+Times are read as JSON writes protobuf durations ("1.300s"), as numbers of seconds or as
+``{"seconds", "nanos"}``; under the v1 names (startTime, endTime), v2's (startOffset,
+endOffset) or the proto field names (start_time). Every other key stays as read; interim
+streaming results ("isFinal": false) too.
+
+A cue is a result; results without word times are timed from the previous result's end to
+their "resultEndTime". With speaker diarisation every result repeats the words said before
+it with their speakers ("speakerTag": 1, "speakerLabel": "1"): the words are read once, the
+repeats get the same restored words, and the speakers ("Speaker 1") cut cues and end
+sentences where they change. Each channel ("channelTag") is a text of its own; several
+convert to one timeline labelled "Channel 1", "Channel 2".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from punctum.formats.json_records import (
+    JsonStyle,
+    _expect_list,
+    _expect_object,
+    _field_text,
+    _kind,
+    _read_json_records,
+    _ShapeError,
+    is_time,
+    write_document,
+    write_lines,
+)
+from punctum.formats.transcript import MAX_SECONDS, Transcript, shown
+from punctum.formats.wordlists import Layout, Text, Word, channel_names, word_cues, written
+
+_DURATION = re.compile(r"^(\d{1,12}(?:\.\d{0,9})?)s$")  # protobuf's JSON: "1.300s", "0s"
+_STARTS = ("startTime", "startOffset", "start_time", "start_offset")
+_ENDS = ("endTime", "endOffset", "end_time", "end_offset")
+_RESULT_ENDS = ("resultEndTime", "resultEndOffset", "result_end_time", "result_end_offset")
+
+
+def is_google(first: Any) -> bool:
+    """Whether a JSON value is a Speech-to-Text response: "results" whose first holds
+    "alternatives" (also under an operation's "response"), or none with a billed time."""
+    if isinstance(first, dict) and isinstance(first.get("response"), dict):
+        first = first["response"]
+    if not isinstance(first, dict) or not isinstance(first.get("results"), list):
+        return False
+    results = first["results"]
+    if not results:
+        return bool({"totalBilledTime", "total_billed_time", "requestId"} & set(first))
+    return isinstance(results[0], dict) and "alternatives" in results[0]
+
+
+def read_google(text: str, name: str, meta: dict) -> Transcript:
+    return _read_json_records(text, name, meta, "google", _cues)
+
+
+def _cues(layout: str, values: list) -> tuple[list, dict]:
+    """Cues of every final result; meta "values": the records as read (JSON lines: a list
+    of them; else the document's root), under which the places start. Lines, or a list of
+    responses, are one stream."""
+    if layout == "lines":
+        root: Any = [v for _, v in values]
+        records = [((i,), r) for i, r in enumerate(root)]
+    else:
+        root = values[0][1] if values else {}
+        records = [((i,), r) for i, r in enumerate(root)] if isinstance(root, list) else [
+            ((), root)]
+    reading = _Reading()
+    for path, record in records:
+        record = _expect_object(record, path, "a Speech-to-Text response object")
+        if isinstance(record.get("response"), dict):
+            path, record = path + ("response",), record["response"]
+        results = _expect_list(record.get("results", []), path + ("results",))
+        for r, result in enumerate(results):
+            reading.result(_expect_object(result, path + ("results", r), "a result object"),
+                           path + ("results", r))
+    cues, meta = word_cues(reading.layout(), channel_names)
+    return cues, {**meta, "values": root, "layout": layout}
+
+
+class _Reading:
+    """Results read in turn: words said once, their repeats (diarisation) as copies."""
+
+    def __init__(self) -> None:
+        self.found = Layout()
+        self.said: dict[Any, list[tuple[tuple, tuple]]] = {}  # channel: (key, place) said
+        self.speakers: dict[tuple, str] = {}  # place of a word said: its latest speaker
+        self.ends: dict[Any, float] = {}  # channel: the end of its last result
+
+    def result(self, result: dict, path: tuple) -> None:
+        if result.get("isFinal", result.get("is_final", True)) is False:
+            return  # an interim streaming result
+        channel = (0, _first(result, ("channelTag", "channel_tag")))
+        end = _seconds(result, _RESULT_ENDS, path)
+        listed = result.get("alternatives") or []
+        listed = _expect_list(listed, path + ("alternatives",))
+        if not listed:
+            return
+        alt_path = path + ("alternatives", 0)
+        alternative = _expect_object(listed[0], alt_path, "an alternative object")
+        words = _expect_list(alternative.get("words") or [], alt_path + ("words",))
+        transcript = alternative.get("transcript")
+        if words:
+            self._words(words, alt_path, channel, transcript)
+        elif isinstance(transcript, str) and transcript.strip():
+            start = self.ends.get(channel, 0.0) if end is not None else None
+            self.found.items.append(Text(alt_path + ("transcript",), transcript,
+                                         start, end, channel))
+        if end is not None:
+            self.ends[channel] = end
+
+    def _words(self, words: list, alt_path: tuple, channel, transcript: Any) -> None:
+        said = self.said.setdefault(channel, [])
+        places = [alt_path + ("words", k) for k in range(len(words))]
+        keys = [_key(_expect_object(w, p, "a word object"), p) for w, p in zip(words, places)]
+        repeats = len(said) if len(keys) >= len(said) and all(
+            key == old for key, (old, _) in zip(keys, said)) else 0
+        for (_, original), place, word in zip(said[:repeats], places, words):
+            self.found.copies.setdefault(original, []).append(place)
+            self._speaker(original, word)
+        for k in range(repeats, len(words)):
+            said.append((keys[k], places[k]))
+            self._speaker(places[k], words[k])
+            text, start, end = keys[k]
+            self.found.items.append(Word(places[k], text, start, end, None, channel,
+                                         opens=k == repeats))
+        if isinstance(transcript, str) and len(words) > repeats:
+            self.found.spelt.append((alt_path + ("transcript",), places[repeats:]))
+
+    def _speaker(self, original: tuple, word: dict) -> None:
+        label = _first(word, ("speakerLabel", "speaker_label"))
+        tag = _first(word, ("speakerTag", "speaker_tag"))
+        if isinstance(label, str) and label.strip():
+            self.speakers[original] = f"Speaker {label.strip()}"
+        elif isinstance(tag, int) and not isinstance(tag, bool) and tag > 0:
+            self.speakers[original] = f"Speaker {tag}"
+
+    def layout(self) -> Layout:
+        """The words with the speakers their latest repeats gave them."""
+        items = self.found.items
+        for i, item in enumerate(items):
+            if isinstance(item, Word) and item.place in self.speakers:
+                items[i] = Word(item.place, item.text, item.start, item.end,
+                                self.speakers[item.place], item.channel, item.opens)
+        return self.found
+
+
+def _first(record: dict, names: tuple[str, ...]) -> Any:
+    return next((record[name] for name in names if name in record), None)
+
+
+def _key(word: dict, place: tuple) -> tuple:
+    """(text, start, end) of a word record, checked. A word with an end but no start starts
+    at 0 (JSON leaves out a protobuf field at its default)."""
+    text = _field_text(word, "word", place)
+    start, end = _seconds(word, _STARTS, place), _seconds(word, _ENDS, place)
+    if start is None and end is not None:
+        start = 0.0
+    return text, start, end
+
+
+def _seconds(record: dict, names: tuple[str, ...], path: tuple) -> float | None:
+    """A duration under the first of `names` that the record has, in seconds (None: none)."""
+    name = next((name for name in names if name in record), None)
+    if name is None:
+        return None
+    value = record[name]
+    seconds: Any = None
+    if isinstance(value, str) and _DURATION.match(value):
+        seconds = float(value[:-1])
+    elif isinstance(value, dict) and set(value) <= {"seconds", "nanos"}:
+        whole, nanos = value.get("seconds", 0), value.get("nanos", 0)
+        if isinstance(whole, str) and whole.isdigit():
+            whole = int(whole)
+        if is_time(whole) and isinstance(nanos, int) and 0 <= nanos < 10**9:
+            seconds = whole + nanos / 1e9
+    elif is_time(value):
+        seconds = float(value)
+    if seconds is None or not is_time(seconds):
+        got = shown(value) if isinstance(value, str) else _kind(value)
+        raise _ShapeError(path + (name,), f"expected a duration (\"1.300s\", seconds from 0 "
+                                          f"to {MAX_SECONDS:.0e}), got {got}")
+    return round(seconds, 9)
+
+
+def _text(word: dict) -> str:
+    return word["word"]
+
+
+def _put(word: dict, text: str) -> None:
+    if word.get("word") != text:
+        word["word"] = text
+
+
+def dump_google(transcript: Transcript) -> str:
+    meta = transcript.meta
+    style = meta.get("json_style", JsonStyle())
+    values = written(transcript, meta["values"], _text, _put)
+    if meta.get("layout") == "lines":
+        return write_lines(transcript, values, style)
+    return write_document(transcript, values, style)

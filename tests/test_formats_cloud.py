@@ -1,0 +1,313 @@
+"""Cloud recognisers' JSON (`formats.deepgram`, `formats.assemblyai`, `formats.google_stt`):
+read, restored into every place a word is listed, written back, converted."""
+
+import io
+import json
+import re
+
+import pytest
+from test_formats import ScriptedPunctuator, _write
+
+from punctum import formats
+from punctum.cli import main
+from punctum.runtime import RestoreOptions
+
+# Words written for these tests: (word, start, end) in seconds, two speakers.
+FIRST = [("so", 0.08, 0.3), ("what", 0.3, 0.5), ("do", 0.5, 0.6), ("you", 0.6, 0.7),
+         ("think", 0.7, 1.0)]
+SECOND = [("i", 1.5, 1.6), ("think", 1.6, 1.9), ("it's", 1.9, 2.1), ("great", 2.1, 2.5)]
+REFERENCE = "So what do you think? I think it's great."
+
+
+def _restored(content: str, reference: str = REFERENCE, name: str = "result.json"):
+    punctuator = ScriptedPunctuator(reference)
+    transcript = formats.loads(content, "auto", name=name)
+    return formats.restore_transcript(transcript, punctuator, RestoreOptions()), punctuator
+
+
+# ----------------------------------------------------------------------------- Deepgram
+
+def _dg_words(words, speaker=None, **keys):
+    return [{"word": w, "start": s, "end": e, "confidence": 0.99, **keys,
+             **({} if speaker is None else {"speaker": speaker})} for w, s, e in words]
+
+
+def _deepgram(channels, utterances=None) -> dict:
+    results = {"channels": [{"alternatives": [{"transcript": " ".join(w["word"] for w in ws),
+                                               "confidence": 0.98, "words": ws}]}
+                            for ws in channels]}
+    if utterances is not None:
+        results["utterances"] = utterances
+    return {"metadata": {"request_id": "r", "channels": len(channels)}, "results": results}
+
+
+def _utterance(words, channel=0, speaker=0) -> dict:
+    return {"start": words[0]["start"], "end": words[-1]["end"], "channel": channel,
+            "transcript": " ".join(w["word"] for w in words), "words": words,
+            "speaker": speaker}
+
+
+def test_deepgram_is_read_by_its_keys_and_kept_byte_for_byte(tmp_path):
+    content = json.dumps(_deepgram([_dg_words(FIRST + SECOND)]), indent=4) + "\n"
+    transcript = formats.loads(content, "auto", name="call.json")
+    assert transcript.format == "deepgram"
+    assert [(t.text, t.start, t.end) for t in transcript.tokens][:2] == [
+        ("so", 0.08, 0.3), ("what", 0.3, 0.5)]
+    assert formats.dumps(transcript) == content
+    assert formats.detect_format(_write(tmp_path, "call.json", content)) == "deepgram"
+    assert formats.sniff_lines(io.StringIO(content))[0] == "deepgram"
+
+
+def test_deepgram_words_get_punctuated_word_and_the_utterances_their_copies():
+    first, second = _dg_words(FIRST, speaker=0), _dg_words(SECOND, speaker=1)
+    content = json.dumps(_deepgram([first + second],
+                                   [_utterance(first), _utterance(second, speaker=1)]))
+    restored, punctuator = _restored(content)
+    assert punctuator.calls == [["so", "what", "do", "you", "think", "i", "think", "it's",
+                                 "great"]]
+    out = json.loads(formats.dumps(restored))
+    alternative = out["results"]["channels"][0]["alternatives"][0]
+    assert alternative["transcript"] == REFERENCE
+    assert [w["punctuated_word"] for w in alternative["words"]] == REFERENCE.split()
+    assert [w["word"] for w in alternative["words"]] == [w for w, _, _ in FIRST + SECOND]
+    assert all(list(w)[-1] == "punctuated_word" for w in alternative["words"])  # added last
+    utterances = out["results"]["utterances"]
+    assert [u["transcript"] for u in utterances] == ["So what do you think?",
+                                                      "I think it's great."]
+    assert [w["punctuated_word"] for w in utterances[1]["words"]] == [
+        "I", "think", "it's", "great."]
+    assert [(c.start, c.end) for c in restored.cues] == [(0.08, 1.0), (1.5, 2.5)]
+
+
+def test_deepgram_speakers_end_sentences_and_become_labels():
+    words = _dg_words(FIRST, speaker=0) + _dg_words(SECOND, speaker=1)
+    restored, _ = _restored(json.dumps(_deepgram([words])),
+                            "So what do you think I think it's great.")  # no mark at the turn
+    assert [c.text for c in restored.cues] == ["So what do you think.", "I think it's great."]
+    srt = formats.dumps(formats.convert(restored, "srt"))
+    assert "[Speaker 0]: So what do you think." in srt and "[Speaker 1]: I think" in srt
+    converted = json.loads(formats.dumps(formats.convert(restored, "whisper")))
+    assert [s["speaker"] for s in converted["segments"]] == ["Speaker 0", "Speaker 1"]
+
+
+def test_deepgram_channels_are_texts_of_their_own_on_one_timeline():
+    content = json.dumps(_deepgram([_dg_words(FIRST), _dg_words(SECOND)]))
+    restored, punctuator = _restored(content)
+    assert punctuator.calls == [["so", "what", "do", "you", "think"],
+                                ["i", "think", "it's", "great"]]
+    srt = formats.dumps(formats.convert(restored, "srt"))
+    assert srt.index("[Channel 0]: So what do you think?") < srt.index(
+        "[Channel 1]: I think it's great.")
+
+
+def test_deepgram_live_results_one_text_interim_ones_kept():
+    def message(words, final):
+        return {"type": "Results", "channel_index": [0, 1], "start": words[0][1],
+                "is_final": final, "channel": {"alternatives": [
+                    {"transcript": " ".join(w for w, _, _ in words), "confidence": 0.9,
+                     "words": _dg_words(words)}]}}
+    lines = [message(FIRST[:2], False), message(FIRST, True), message(SECOND, True),
+             {"type": "UtteranceEnd", "channel": [0, 1], "last_word_end": 2.5}]
+    content = "".join(json.dumps(line) + "\n" for line in lines)
+    restored, punctuator = _restored(content, name="live.jsonl")
+    assert restored.format == "deepgram"
+    assert len(punctuator.calls) == 1  # the final results, one text
+    out = [json.loads(line) for line in formats.dumps(restored).splitlines()]
+    assert out[0] == lines[0] and out[3] == lines[3]  # interim and other messages as read
+    assert [m["channel"]["alternatives"][0]["transcript"] for m in out[1:3]] == [
+        "So what do you think?", "I think it's great."]
+
+
+def test_deepgram_transcript_without_words_is_restored_as_text():
+    content = json.dumps(_deepgram([[]]) | {"results": {"channels": [{"alternatives": [
+        {"transcript": "so what do you think i think it's great", "words": []}]}]}})
+    restored, _ = _restored(content)
+    out = json.loads(formats.dumps(restored))
+    assert out["results"]["channels"][0]["alternatives"][0]["transcript"] == REFERENCE
+    with pytest.raises(ValueError, match="has no times"):
+        formats.convert(restored, "srt")
+
+
+# ----------------------------------------------------------------------------- AssemblyAI
+
+def _aai_words(words, speaker=None):
+    return [{"text": w, "start": round(s * 1000), "end": round(e * 1000), "confidence": 0.99,
+             "speaker": speaker} for w, s, e in words]
+
+
+def _assemblyai(words, utterances=None) -> dict:
+    return {"id": "t", "status": "completed", "audio_url": "https://example.com/a.mp3",
+            "text": " ".join(w["text"] for w in words), "words": words,
+            "utterances": utterances, "punctuate": False}
+
+
+def test_assemblyai_words_texts_and_utterances_restored_times_in_milliseconds(tmp_path):
+    first, second = _aai_words(FIRST, "A"), _aai_words(SECOND, "B")
+    utterances = [{"speaker": s, "text": " ".join(w["text"] for w in ws), "start":
+                   ws[0]["start"], "end": ws[-1]["end"], "confidence": 0.9, "words": ws}
+                  for s, ws in (("A", first), ("B", second))]
+    content = json.dumps(_assemblyai(first + second, utterances), indent=2) + "\n"
+    transcript = formats.loads(content, "auto", name="t.json")
+    assert transcript.format == "assemblyai" and formats.dumps(transcript) == content
+    assert [(c.start, c.end, c.extra) for c in transcript.cues] == [
+        (0.08, 1.0, {"speaker": "Speaker A"}), (1.5, 2.5, {"speaker": "Speaker B"})]
+    restored, _ = _restored(content)
+    out = json.loads(formats.dumps(restored))
+    assert out["text"] == REFERENCE
+    assert [w["text"] for w in out["words"]] == REFERENCE.split()
+    assert [u["text"] for u in out["utterances"]] == ["So what do you think?",
+                                                       "I think it's great."]
+    assert [w["text"] for w in out["utterances"][0]["words"]][-1] == "think?"
+    assert [w["start"] for w in out["words"]] == [w["start"] for w in first + second]
+    vtt = formats.dumps(formats.convert(restored, "vtt"))
+    assert "<v Speaker A>So what do you think?" in vtt
+
+
+def test_assemblyai_sentences_are_cues():
+    content = json.dumps({"sentences": [
+        {"text": " ".join(w for w, _, _ in ws), "start": 0, "end": 1, "confidence": 0.9,
+         "words": _aai_words(ws), "speaker": None} for ws in (FIRST, SECOND)],
+        "id": "t", "confidence": 0.9, "audio_duration": 3})
+    restored, punctuator = _restored(content, name="sentences.json")
+    assert restored.format == "assemblyai" and len(punctuator.calls) == 1
+    out = json.loads(formats.dumps(restored))
+    assert [s["text"] for s in out["sentences"]] == ["So what do you think?",
+                                                      "I think it's great."]
+
+
+def test_separate_transcripts_are_separate_texts_not_one_timeline():
+    content = "".join(json.dumps(_assemblyai(_aai_words(ws))) + "\n" for ws in (FIRST, SECOND))
+    restored, punctuator = _restored(content, name="batch.jsonl")
+    assert len(punctuator.calls) == 2
+    with pytest.raises(ValueError, match="one timeline"):
+        formats.convert(restored, "srt")
+    assert formats.dumps(formats.convert(restored, "text")) == (
+        "So what do you think?\nI think it's great.\n")
+
+
+# ----------------------------------------------------------------------------- Google
+
+def _google_words(words, time=lambda s: f"{s:.3f}s", **keys):
+    return [{"startTime": time(s), "endTime": time(e), "word": w, **keys} for w, s, e in words]
+
+
+def _result(words, transcript=None, end=None, **keys) -> dict:
+    alternative = {"transcript": transcript if transcript is not None else
+                   " ".join(w["word"] for w in words), "confidence": 0.9}
+    if words:
+        alternative["words"] = words
+    result = {"alternatives": [alternative], **keys, "languageCode": "en-us"}
+    if end is not None:
+        result["resultEndTime"] = end
+    return result
+
+
+def test_google_results_are_cues_with_their_leading_space_kept(tmp_path):
+    content = json.dumps({"results": [
+        _result(_google_words(FIRST), end="1.100s"),
+        _result(_google_words(SECOND), transcript=" i think it's great", end="2.600s")],
+        "totalBilledTime": "3s"})
+    transcript = formats.loads(content, "auto", name="g.json")
+    assert transcript.format == "google" and formats.dumps(transcript) == content
+    assert formats.detect_format(_write(tmp_path, "g.json", content)) == "google"
+    restored, punctuator = _restored(content)
+    assert len(punctuator.calls) == 1
+    out = json.loads(formats.dumps(restored))
+    assert [r["alternatives"][0]["transcript"] for r in out["results"]] == [
+        "So what do you think?", " I think it's great."]
+    assert [w["word"] for w in out["results"][1]["alternatives"][0]["words"]] == [
+        "I", "think", "it's", "great."]
+
+
+@pytest.mark.parametrize("time", [
+    lambda s: f"{s:.3f}s",  # v1 REST
+    lambda s: s,  # seconds as numbers
+    lambda s: {"seconds": str(int(s)), "nanos": round((s - int(s)) * 1e9)}])
+def test_google_times_in_every_written_form(time):
+    content = json.dumps({"results": [_result(_google_words(FIRST, time))]})
+    transcript = formats.loads(content, "google")
+    assert [(t.start, t.end) for t in transcript.tokens] == [(s, e) for _, s, e in FIRST]
+
+
+def test_google_v2_names_and_an_operation_response():
+    words = [{"startOffset": f"{s}s", "endOffset": f"{e}s", "word": w} for w, s, e in FIRST]
+    content = json.dumps({"name": "op", "done": True, "response": {
+        "@type": "type.googleapis.com/google.cloud.speech.v1.LongRunningRecognizeResponse",
+        "results": [{"alternatives": [{"transcript": "so what do you think",
+                                       "words": words}], "resultEndOffset": "1.1s"}]}})
+    restored, _ = _restored(content, "So what do you think?")
+    assert restored.format == "google"
+    out = json.loads(formats.dumps(restored))
+    assert out["response"]["results"][0]["alternatives"][0]["transcript"] == (
+        "So what do you think?")
+
+
+def test_google_diarised_repeats_are_copies_and_their_speakers_cut_sentences():
+    first, second = _google_words(FIRST), _google_words(SECOND)
+    tagged = [dict(w, speakerTag=1) for w in first] + [dict(w, speakerTag=2) for w in second]
+    content = json.dumps({"results": [_result(first), _result(second),
+                                      _result(tagged, transcript="")]})
+    restored, punctuator = _restored(content, "So what do you think I think it's great.")
+    assert len(punctuator.calls[0]) == 9  # each word once
+    out = json.loads(formats.dumps(restored))
+    assert [w["word"] for w in out["results"][2]["alternatives"][0]["words"]] == [
+        "So", "what", "do", "you", "think.", "I", "think", "it's", "great."]
+    assert out["results"][2]["alternatives"][0]["transcript"] == ""
+    assert [c.extra for c in restored.cues] == [{"speaker": "Speaker 1"},
+                                                {"speaker": "Speaker 2"}]
+
+
+def test_google_results_without_words_are_timed_by_their_ends():
+    content = json.dumps({"results": [_result([], "so what do you think", "1.100s"),
+                                      _result([], " i think it's great", "2.600s")]})
+    restored, _ = _restored(content)
+    assert [(c.start, c.end, c.text) for c in restored.cues] == [
+        (0.0, 1.1, "So what do you think?"), (1.1, 2.6, " I think it's great.")]
+    srt = formats.dumps(formats.convert(restored, "srt"))
+    assert "00:00:01,100 --> 00:00:02,600\nI think it's great." in srt
+
+
+def test_google_streaming_lines_interim_results_kept():
+    lines = [{"results": [_result(_google_words(FIRST[:2]), isFinal=False, stability=0.1)]},
+             {"results": [_result(_google_words(FIRST), isFinal=True)]},
+             {"results": [_result(_google_words(SECOND), isFinal=True)]}]
+    content = "".join(json.dumps(line) + "\n" for line in lines)
+    restored, punctuator = _restored(content, name="stream.jsonl")
+    assert len(punctuator.calls) == 1
+    out = [json.loads(line) for line in formats.dumps(restored).splitlines()]
+    assert out[0] == lines[0]
+    assert out[2]["results"][0]["alternatives"][0]["transcript"] == "I think it's great."
+
+
+# ----------------------------------------------------------------------------- errors, CLI
+
+@pytest.mark.parametrize("content, message", [
+    ('{"results": {"channels": [{"alternatives": [{"words": [{"word": "so", "start": -1, '
+     '"end": 1}]}]}]}}', "results.channels[0].alternatives[0].words[0].start: expected a time"),
+    ('{"results": {"channels": [{"alternatives": "no"}]}}',
+     "results.channels[0].alternatives: expected a list"),
+    ('{"text": "so", "audio_url": "x", "words": [{"text": "so", "start": 0}]}',
+     "words[0].end: expected a time"),
+    ('{"results": [{"alternatives": [{"words": [{"word": "so", "startTime": "1 s", '
+     '"endTime": "2s"}]}]}]}', "startTime: expected a duration"),
+    ('{"results": [{"alternatives": [{"words": [{"startTime": "1s"}]}]}]}', "no 'word' key")])
+def test_malformed_results_get_one_line_errors_naming_the_place(content, message):
+    with pytest.raises(ValueError, match=re.escape(message)) as error:
+        formats.loads(content, name="r.json")
+    assert "\n" not in str(error.value) and str(error.value).startswith("r.json:")
+
+
+@pytest.mark.parametrize("name", ["deepgram.json", "assemblyai.json", "google.json"])
+def test_cli_restores_and_converts_the_examples(tiny_artifact, tmp_path, name):
+    from test_formats_asr import EXAMPLES
+
+    out = tmp_path / name
+    assert main(["restore", "-m", str(tiny_artifact), "-i", str(EXAMPLES / name),
+                 "-o", str(out)]) == 0
+    original, restored = formats.read(EXAMPLES / name), formats.read(out)
+    assert restored.format == original.format
+    assert [(t.start, t.end) for t in restored.tokens] == [
+        (t.start, t.end) for t in original.tokens]
+    assert main(["restore", "-m", str(tiny_artifact), "-i", str(EXAMPLES / name),
+                 "--to", "srt", "-o", str(tmp_path / "out.srt")]) == 0
+    assert formats.read(tmp_path / "out.srt").cues
