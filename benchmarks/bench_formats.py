@@ -4,9 +4,11 @@
 
 Generates files of about --words words (a sentence written for this script, repeated, in short
 utterances) as plain text, a CSV table, SRT, Whisper JSON with word timings, a Vosk result
-list, an ASS script, sherpa-onnx streaming results (JSON lines), a TTML document and an ELAN
-document of two speakers' tiers, restores each with `punctum restore -i FILE -o OUT` in a child
-process, and prints wall time, words per second and the child's peak RSS as a markdown table.
+list, an ASS script, sherpa-onnx streaming results (JSON lines), a TTML document, an ELAN
+document of two speakers' tiers, and a Deepgram, an AssemblyAI (both diarised, with utterances
+that copy the words) and a Google Speech-to-Text response, restores each with `punctum restore
+-i FILE -o OUT` in a child process, and prints wall time, words per second and the child's
+peak RSS as a markdown table.
 Plain text and tables are restored as streams; subtitle and JSON files are read whole.
 """
 
@@ -136,11 +138,58 @@ def write_eaf(path: Path, parts: list[list[str]]) -> None:
                     "</ANNOTATION_DOCUMENT>\n", encoding="utf-8")
 
 
+def _speaker_words(parts: list[list[str]], scale: float = 1.0) -> list[list[tuple]]:
+    """Each part's (word, start, end, speaker) in `scale` units of seconds, two speakers taking
+    turns by two utterances."""
+    return [[(w, round(s * scale, 3), round(e * scale, 3), i // 2 % 2)
+             for w, s, e in _timed_words(part, i * 4.0)] for i, part in enumerate(parts)]
+
+
+def write_deepgram(path: Path, parts: list[list[str]]) -> None:
+    said = [[{"word": w, "start": s, "end": e, "confidence": 0.99, "speaker": speaker}
+             for w, s, e, speaker in part] for part in _speaker_words(parts)]
+    words = [w for part in said for w in part]
+    utterances = [{"start": p[0]["start"], "end": p[-1]["end"], "confidence": 0.98,
+                   "channel": 0, "transcript": " ".join(w["word"] for w in p), "words": p,
+                   "speaker": p[0]["speaker"], "id": str(i)} for i, p in enumerate(said)]
+    root = {"metadata": {"request_id": "0", "channels": 1}, "results": {
+        "channels": [{"alternatives": [{"transcript": " ".join(w["word"] for w in words),
+                                        "confidence": 0.98, "words": words}]}],
+        "utterances": utterances}}
+    path.write_text(json.dumps(root) + "\n", encoding="utf-8")
+
+
+def write_assemblyai(path: Path, parts: list[list[str]]) -> None:
+    said = [[{"text": w, "start": int(s), "end": int(e), "confidence": 0.99,
+              "speaker": "AB"[speaker]} for w, s, e, speaker in part]
+            for part in _speaker_words(parts, 1000)]
+    words = [w for part in said for w in part]
+    utterances = [{"confidence": 0.98, "end": p[-1]["end"], "speaker": p[0]["speaker"],
+                   "start": p[0]["start"], "text": " ".join(w["text"] for w in p), "words": p}
+                  for p in said]
+    root = {"id": "0", "status": "completed", "audio_url": "https://example.com/a.mp3",
+            "text": " ".join(w["text"] for w in words), "words": words,
+            "utterances": utterances, "punctuate": False, "format_text": False}
+    path.write_text(json.dumps(root, indent=2) + "\n", encoding="utf-8")
+
+
+def write_google(path: Path, parts: list[list[str]]) -> None:
+    results = [{"alternatives": [{"transcript": (" " if i else "") + " ".join(part),
+                                  "confidence": 0.93, "words": [
+                                      {"startTime": f"{s:.3f}s", "endTime": f"{e:.3f}s",
+                                       "word": w} for w, s, e in _timed_words(part, i * 4.0)]}],
+                "resultEndTime": f"{i * 4.0 + 3.5:.3f}s", "languageCode": "en-us"}
+               for i, part in enumerate(parts)]
+    path.write_text(json.dumps({"results": results, "totalBilledTime": "1s"}, indent=2) + "\n",
+                    encoding="utf-8")
+
+
 KINDS = {"text": (".txt", 12, write_text), "csv": (".csv", 12, write_csv),
          "srt": (".srt", 8, write_srt), "whisper": (".json", 12, write_whisper),
          "vosk": (".json", 12, write_vosk), "ass": (".ass", 8, write_ass),
          "sherpa": (".jsonl", 12, write_sherpa), "ttml": (".ttml", 8, write_ttml),
-         "eaf": (".eaf", 12, write_eaf)}
+         "eaf": (".eaf", 12, write_eaf), "deepgram": (".json", 12, write_deepgram),
+         "assemblyai": (".json", 12, write_assemblyai), "google": (".json", 12, write_google)}
 
 
 def run(kind: str, n_words: int, threads: int, folder: Path) -> dict:

@@ -6,11 +6,15 @@ import json
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_formats import ScriptedPunctuator, _write
+from test_formats_property import HashPunctuator
 
 from punctum import formats
 from punctum.cli import main
 from punctum.runtime import RestoreOptions
+from punctum.text import normalize
 
 # Words written for these tests: (word, start, end) in seconds, two speakers.
 FIRST = [("so", 0.08, 0.3), ("what", 0.3, 0.5), ("do", 0.5, 0.6), ("you", 0.6, 0.7),
@@ -311,3 +315,77 @@ def test_cli_restores_and_converts_the_examples(tiny_artifact, tmp_path, name):
     assert main(["restore", "-m", str(tiny_artifact), "-i", str(EXAMPLES / name),
                  "--to", "srt", "-o", str(tmp_path / "out.srt")]) == 0
     assert formats.read(tmp_path / "out.srt").cues
+
+
+# ----------------------------------------------------------------------------- properties
+
+_PARTS = st.lists(st.tuples(st.lists(st.sampled_from(
+    ["so", "what", "do", "you", "think", "i", "new", "york", "it's", "okay", "a.m.", "5",
+     "[noise]"]), min_size=1, max_size=5), st.integers(0, 2)), min_size=1, max_size=5)
+
+
+def _timed(parts):
+    """(words with their times and speaker) per part, a second apart."""
+    out, t = [], 0.0
+    for words, speaker in parts:
+        out.append([(w, round(t + 0.3 * k, 3), round(t + 0.3 * k + 0.2, 3), speaker)
+                    for k, w in enumerate(words)])
+        t += 0.3 * len(words) + 1
+    return out
+
+
+def _deepgram_of(parts) -> str:
+    said = [[{"word": w, "start": s, "end": e, "speaker": sp} for w, s, e, sp in p]
+            for p in _timed(parts)]
+    return json.dumps(_deepgram([[w for p in said for w in p]], [
+        _utterance(p, speaker=p[0]["speaker"]) for p in said]))
+
+
+def _assemblyai_of(parts) -> str:
+    said = [[{"text": w, "start": round(s * 1000), "end": round(e * 1000), "speaker": "AB"[
+        sp % 2]} for w, s, e, sp in p] for p in _timed(parts)]
+    utterances = [{"speaker": p[0]["speaker"], "text": " ".join(w["text"] for w in p),
+                   "words": p} for p in said]
+    return json.dumps(_assemblyai([w for p in said for w in p], utterances))
+
+
+def _google_of(parts) -> str:
+    said = [[{"startTime": f"{s}s", "endTime": f"{e}s", "word": w, "speakerTag": sp + 1}
+             for w, s, e, sp in p] for p in _timed(parts)]
+    results = [_result(p, transcript=(" " if i else "") + " ".join(w["word"] for w in p))
+               for i, p in enumerate(said)]
+    results.append(_result([w for p in said for w in p], transcript=""))  # diarised repeats
+    return json.dumps({"results": results})
+
+
+@settings(max_examples=40)
+@given(parts=_PARTS, make=st.sampled_from([_deepgram_of, _assemblyai_of, _google_of]))
+def test_every_listing_of_a_word_keeps_it_and_its_times(parts, make):
+    document = make(parts)
+    original = formats.loads(document, "auto")
+    assert formats.dumps(original) == document
+    restored = formats.restore_transcript(original, HashPunctuator(""), RestoreOptions())
+    out = formats.dumps(restored)
+    again = formats.loads(out, original.format)
+    assert [(t.start, t.end) for t in again.tokens] == [(t.start, t.end)
+                                                        for t in original.tokens]
+    assert normalize(" ".join(t.text for t in again.tokens)) == normalize(
+        " ".join(t.text for t in original.tokens))
+    words = {"deepgram": "punctuated_word", "assemblyai": "text", "google": "word"}[
+        original.format]
+    listed = [v for v in _records(json.loads(out)) if words in v and "words" not in v and (
+        "start" in v or "startTime" in v)]  # word records, not transcripts or utterances
+    by_time: dict = {}
+    for record in listed:  # each listing of a word (original or copy) says the same
+        key = tuple(record.get(k) for k in ("start", "startTime"))
+        by_time.setdefault(key, set()).add(record[words])
+    assert all(len(texts) == 1 for texts in by_time.values())
+
+
+def _records(value):
+    if isinstance(value, dict):
+        yield value
+        value = list(value.values())
+    if isinstance(value, list):
+        for item in value:
+            yield from _records(item)

@@ -109,14 +109,17 @@ def _response(record: dict, path: tuple, number: int, found: Layout) -> None:
             alternatives.append(((number, c), alt_path, _expect_object(listed[0], alt_path,
                                                              "an alternative object")))
     originals: dict[tuple, list[tuple]] = {}  # (channel, text, start, end): places, in order
+    keyed = []
     for c, alt_path, alternative in alternatives:
-        for k, word in enumerate(_words(alternative, alt_path)):
-            place = alt_path + ("words", k)
-            originals.setdefault((c, *_key(word, place)), []).append(place)
+        words = _words(alternative, alt_path)
+        keys = [_key(word, alt_path + ("words", k)) for k, word in enumerate(words)]
+        for k, key in enumerate(keys):
+            originals.setdefault((c, *key), []).append(alt_path + ("words", k))
+        keyed.append((c, alt_path, alternative, words, keys))
     opening = _utterances(record["results"].get("utterances"), results_path, number,
                           originals, found)
-    for c, alt_path, alternative in alternatives:
-        _alternative(alternative, alt_path, c, opening, found)
+    for c, alt_path, alternative, words, keys in keyed:
+        _alternative(alternative, alt_path, c, opening, found, words, keys)
 
 
 def _message(record: dict, path: tuple, found: Layout) -> None:
@@ -128,20 +131,21 @@ def _message(record: dict, path: tuple, found: Layout) -> None:
         alt_path = path + ("channel", "alternatives", 0)
         alternative = _expect_object(listed[0], alt_path, "an alternative object")
         first = len(found.items)
-        _alternative(alternative, alt_path, channel, set(), found)
+        words = _words(alternative, alt_path)
+        keys = [_key(word, alt_path + ("words", k)) for k, word in enumerate(words)]
+        _alternative(alternative, alt_path, channel, set(), found, words, keys)
         if len(found.items) > first and isinstance(found.items[first], Word):
             found.items[first] = _opened(found.items[first])
 
 
-def _alternative(alternative: dict, alt_path: tuple, channel, opening: set,
-                 found: Layout) -> None:
-    words = _words(alternative, alt_path)
+def _alternative(alternative: dict, alt_path: tuple, channel, opening: set, found: Layout,
+                 words: list, keys: list[tuple]) -> None:
+    """The words of an alternative (with their checked `keys`), or its transcript alone."""
     places = []
-    for k, word in enumerate(words):
+    for k, (word, (text, start, end)) in enumerate(zip(words, keys)):
         place = alt_path + ("words", k)
-        _, start, end = _key(word, place)
         places.append(place)
-        found.items.append(Word(place, _text(word), start, end, _speaker(word), channel,
+        found.items.append(Word(place, text, start, end, _speaker(word), channel,
                                 opens=place in opening))
     transcript = alternative.get("transcript")
     if places and isinstance(transcript, str):
