@@ -389,3 +389,16 @@ def _records(value):
     if isinstance(value, list):
         for item in value:
             yield from _records(item)
+
+
+@pytest.mark.parametrize("content, service", [
+    ('{"jobName": "j", "results": {"transcripts": [{"transcript": "Hi."}], "items": []}}',
+     "Amazon Transcribe"),
+    ('{"source": "a.wav", "combinedRecognizedPhrases": [], "recognizedPhrases": []}',
+     "Azure Speech"),
+    ('{"monologues": [{"speaker": 0, "elements": []}]}', "Rev.ai"),
+    ('{"format": "2.9", "results": [{"type": "word", "start_time": 0.1}]}', "Speechmatics")])
+def test_services_that_punctuate_themselves_are_named_not_guessed(content, service):
+    with pytest.raises(ValueError, match=f"r.json:1: {service} JSON is not a format") as error:
+        formats.loads(content, name="r.json")
+    assert "\n" not in str(error.value)

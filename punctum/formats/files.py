@@ -407,6 +407,22 @@ def _normalise_newlines(text: str) -> tuple[str, dict]:
     return text, {"bom": bom, "newline": "\n"}
 
 
+def _unread_json(first: dict) -> tuple[str, str] | None:
+    """(service, where its transcript is) for recognisers' JSON that punctum does not read:
+    Amazon Transcribe, Azure Speech batch transcription, Rev.ai, Speechmatics."""
+    results = first.get("results")
+    if isinstance(results, dict) and {"transcripts", "items"} <= set(results):
+        return "Amazon Transcribe", "results.transcripts[0].transcript"
+    if "combinedRecognizedPhrases" in first or "recognizedPhrases" in first:
+        return "Azure Speech", "combinedRecognizedPhrases[0].lexical"
+    if isinstance(first.get("monologues"), list):
+        return "Rev.ai", "monologues' elements"
+    if isinstance(results, list) and "format" in first and any(
+            isinstance(r, dict) and r.get("type") in ("word", "punctuation") for r in results):
+        return "Speechmatics", "results' words"
+    return None
+
+
 def _classify_json(values: list[tuple[int, Any]], name: str) -> str:
     first = values[0][1] if values else {}
     if isinstance(first, list):
@@ -432,6 +448,12 @@ def _classify_json(values: list[tuple[int, Any]], name: str) -> str:
     found = asr.classify_json(first)
     if found:
         return found
+    unread = _unread_json(first)
+    if unread is not None:
+        service, text = unread
+        raise ValueError(f"{name}:{values[0][0] if values else 1}: {service} JSON is not a "
+                         f"format punctum reads (the service punctuates its own "
+                         f"transcripts); to restore one as text, save its {text} as text")
     raise ValueError(f"{name}:{values[0][0] if values else 1}: cannot tell which JSON "
                      f"format this is (no 'segments', 'transcription', 'result', 'partial', "
                      f"'audio_filepath', 'pred_text', 'results', 'words', 'chunks', 'tokens' or "
