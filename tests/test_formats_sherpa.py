@@ -33,7 +33,7 @@ def _restored(content: str, reference: str, name: str = "result.json"):
 def test_a_result_is_read_by_its_keys_and_timed_by_its_tokens(tmp_path):
     transcript = formats.loads(RESULT, "auto", name="result.json")
     assert transcript.format == "sherpa"
-    assert [(c.start, c.end) for c in transcript.cues] == [(0.24, 1.12)]
+    assert [(c.start, c.end) for c in transcript.cues] == [(0.24, 1.52)]  # +0.4: a word
     assert all(t.start is None for t in transcript.tokens)  # no durations: no word ends
     assert formats.detect_format(_write(tmp_path, "r.json", RESULT)) == "sherpa"
     assert formats.sniff_lines(io.StringIO(RESULT))[0] == "sherpa"
@@ -102,3 +102,16 @@ def test_cli_restores_a_result_piped_in(tmp_path, capsys, monkeypatch, tiny_arti
     record = json.loads(out)
     assert record["tokens"] == json.loads(RESULT)["tokens"]
     assert record["text"].lower().strip(" .?!,").replace(",", "") == "so what do you think"
+
+
+def test_results_without_durations_last_a_word_past_their_last_token():
+    one = '{"text": " yes", "tokens": [" yes"], "timestamps": [2.0], "durations": []}\n'
+    srt = formats.dumps(formats.convert(formats.loads(one, "sherpa"), "srt"))
+    assert "00:00:02,000 --> 00:00:02,400\nyes" in srt  # not a subtitle of 0 s
+    lines = [{"text": "so", "tokens": [" so"], "timestamps": [0.0], "segment": 0,
+              "start_time": 1.0},
+             {"text": "what", "tokens": [" what"], "timestamps": [0.0], "segment": 1,
+              "start_time": 1.2}]
+    content = "".join(json.dumps(line) + "\n" for line in lines)
+    assert [(c.start, c.end) for c in formats.loads(content, "sherpa").cues] == [
+        (1.0, 1.2), (1.2, 1.6)]  # the first ends where the next segment starts

@@ -303,18 +303,18 @@ def _hf_cue(chunk: Any, path: tuple) -> Cue:
 
 # Whisper's last chunk may have no end: it is given one (the pipeline's output keeps its null)
 # where the next chunk starts, or after this long a word, so a subtitle made of it shows.
-_SECONDS_A_WORD = 0.4
+SECONDS_A_WORD = 0.4
 
 
 def _ended(cues: list[Cue]) -> list[Cue]:
-    """Cues of one pipeline result, each chunk without an end given one (`_SECONDS_A_WORD`),
+    """Cues of one pipeline result, each chunk without an end given one (`SECONDS_A_WORD`),
     as its words are (a word-level chunk's word has the chunk's times)."""
     out, next_start = [], None
     for cue in reversed(cues):  # the next chunk's start, known walking back
         if cue.end is None and cue.start is not None:
             words = sum(1 for t in cue.tokens if t.text)
             end = next_start if next_start is not None and next_start >= cue.start else \
-                cue.start + _SECONDS_A_WORD * words
+                cue.start + SECONDS_A_WORD * words
             tokens = tuple(replace(t, end=end) if t.start is not None and t.end is None else t
                            for t in cue.tokens)
             cue = replace(cue, end=end, tokens=tokens)

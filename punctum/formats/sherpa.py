@@ -13,11 +13,12 @@ in Python, ``getResult`` in the other APIs; ``sherpa-onnx-offline`` prints one p
 One object, a list of them or JSON lines, each result a cue. Only "text" is restored and
 written back; "tokens", "timestamps" and every other key stay as the recogniser wrote them.
 Token times start a token; a result is timed from its first token's start to its last's
-(its end, where "durations" give one: TDT models). Words get times of their own where
-"durations" are given and the tokens spell the text's words (a token opening with a space or
-"▁" opens a word). A streaming recogniser's results carry "start_time", the start of their
-segment, which their token times count from; consecutive segments of one stream
-("segment") are one text, as they were said; other results are texts of their own (one per
+end, where "durations" give one (TDT models), else to a word's length (0.4 s) after the last
+token's start, or to the next segment's start where that comes first. Words get times of
+their own where "durations" are given and the tokens spell the text's words (a token opening
+with a space or "▁" opens a word). A streaming recogniser's results carry "start_time", the
+start of their segment, which their token times count from; consecutive segments of one
+stream ("segment") are one text, as they were said; other results are texts of their own (one per
 file decoded), which cannot share one subtitle timeline.
 """
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from punctum.formats.asr import SECONDS_A_WORD
 from punctum.formats.json_records import (
     JsonStyle,
     _expect_object,
@@ -66,6 +68,10 @@ def _cues(layout: str, values: list) -> tuple[list[Cue], dict]:
     cues, meta = record_cues(layout, values, _cue)
     streamed = len(cues) > 1 and all(isinstance(c.extra.get("segment"), int) and not
                                      isinstance(c.extra.get("segment"), bool) for c in cues)
+    if streamed:  # a segment's estimated end stops where the next segment starts
+        cues = [replace(cue, end=max(cue.start, min(cue.end, after.start)))
+                if not cue.extra.get("durations") and None not in (cue.end, after.start)
+                else cue for cue, after in zip(cues, cues[1:])] + cues[-1:]
     meta["documents"] = [list(range(len(cues)))] if streamed or len(cues) == 1 else [
         [i] for i in range(len(cues))]
     return cues, meta
@@ -92,7 +98,8 @@ def _cue(record: Any, path: tuple) -> Cue:
     pieces = record.get("tokens")
     if durations and isinstance(pieces, list) and len(pieces) == len(starts):
         tokens = _timed_words(tokens, pieces, starts, durations, offset)
-    end = starts[-1] + (durations[-1] if durations else 0.0)
+    # a token time starts a token: without durations, the last one is given a word's length
+    end = starts[-1] + (durations[-1] if durations else SECONDS_A_WORD)
     return Cue(round(offset + starts[0], 6), round(offset + end, 6), tokens, extra=record)
 
 
