@@ -240,7 +240,8 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
         transcript = formats.loads(text, source.format, source.name, options.text_key)
     note_punctuated(source.name, (_words_shown(cue) for cue in transcript.cues[:_SAMPLE_LINES]),
                     options.restore)
-    if options.layout is not None and formats.speakers_tiers(transcript):
+    if options.layout is not None and formats.speakers_tiers(transcript) and \
+            transcript.format not in formats.WORD_LISTS:  # (channels: labelled, resegmented)
         raise ValueError(f"{source.name}: --resegment rebuilds the cues of one speaker; the "
                          f"{source.format} document holds several speakers' tiers: give "
                          f"--text-key TIER")

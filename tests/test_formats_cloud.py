@@ -402,3 +402,137 @@ def test_services_that_punctuate_themselves_are_named_not_guessed(content, servi
     with pytest.raises(ValueError, match=f"r.json:1: {service} JSON is not a format") as error:
         formats.loads(content, name="r.json")
     assert "\n" not in str(error.value)
+
+
+# ----------------------------------------------------------------------------- review findings
+
+@pytest.mark.parametrize("content, format, message", [
+    ('{"results": {}}', "deepgram", "results.channels: expected a list"),
+    ('{"type": "Results", "channel_index": [[0]], "channel": {"alternatives": [{"transcript": '
+     '"so", "words": [{"word": "so", "start": 0, "end": 1}]}]}}', "auto",
+     "channel_index[0]: expected a channel"),
+    ('{"results": {"channels": [{"alternatives": [{"words": [{"word": "so", "start": 0, '
+     '"end": 1}]}]}], "utterances": [{"channel": [0], "words": []}]}}', "auto",
+     "utterances[0].channel: expected a channel"),
+    ('{"text": "so", "words": [{"text": "so", "start": 0, "end": 1, "channel": [1]}]}', "auto",
+     "words[0].channel: expected a channel"),
+    ('{"results": [{"alternatives": [{"transcript": "so"}], "channelTag": []}]}', "auto",
+     "results[0].channelTag: expected a channel")])
+def test_channels_that_are_no_channel_are_one_line_errors(content, format, message):
+    with pytest.raises(ValueError, match=re.escape(message)) as error:
+        formats.loads(content, format, name="r.json")
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("content, service", [
+    ('{"format": "2.9", "results": [{"type": "word", "start_time": 0.36, "end_time": 0.51, '
+     '"alternatives": [{"content": "hello", "confidence": 1.0, "speaker": "S1"}]}]}',
+     "Speechmatics"),
+    ('{"result_index": 0, "results": [{"final": true, "alternatives": [{"transcript": '
+     '"hello ", "timestamps": [["hello", 0.1, 0.5]]}]}]}', "IBM Watson Speech to Text")])
+def test_lookalikes_of_google_are_named_not_read_as_it(content, service):
+    with pytest.raises(ValueError, match=f"{service} JSON is not a format"):
+        formats.loads(content, name="r.json")
+
+
+def test_google_results_of_a_stream_without_is_final_are_interim():
+    lines = [{"results": [_result([], "so what", stability=0.01)]},
+             {"results": [_result(_google_words(FIRST), isFinal=True)]}]
+    content = "".join(json.dumps(line) + "\n" for line in lines)
+    restored, punctuator = _restored(content, "So what do you think?", name="s.jsonl")
+    assert punctuator.calls == [["so", "what", "do", "you", "think"]]
+    assert formats.dumps(restored).splitlines()[0] == json.dumps(lines[0])
+
+
+def test_interleaved_channels_end_no_sentence_of_each_other():
+    def word(text, ms, channel):
+        return {"text": text, "start": ms, "end": ms + 100, "speaker": channel,
+                "channel": channel}
+    words = [word(w, 100 * k, "1") for k, w in enumerate(["so", "what", "do", "you"])] + [
+        word("mhm", 400, "2")] + [word(w, 500 + 100 * k, "1") for k, w in enumerate(
+            ["think", "about", "it"])] + [word(w, 1000 + 100 * k, "2") for k, w in enumerate(
+                ["i", "like", "it"])]
+    content = json.dumps(_assemblyai(words) | {"multichannel": True})
+
+    class PerChannel(ScriptedPunctuator):
+        def _predict(self, said):
+            from punctum.text import parse
+            self.reference = parse({"so what do you think about it": "So what do you think "
+                                    "about it?", "mhm i like it": "Mhm, I like it."}[
+                                        " ".join(said)], self.inventory)
+            return super()._predict(said)
+
+    transcript = formats.loads(content, "auto")
+    restored = formats.restore_transcript(transcript, PerChannel(""), RestoreOptions())
+    texts = [c.text for c in restored.cues]
+    assert texts == ["So what do you", "Mhm,", "think about it?", "I like it."]
+    srt = formats.dumps(formats.convert(restored, "srt"))
+    assert "[Channel 1]: So what do you" in srt and "[Channel 2]: Mhm," in srt
+
+
+def test_channels_are_resegmented_on_one_timeline(tiny_artifact, tmp_path):
+    path = _write(tmp_path, "stereo.json", json.dumps(_deepgram([_dg_words(FIRST),
+                                                                  _dg_words(SECOND)])))
+    out = tmp_path / "stereo.srt"
+    assert main(["restore", "-m", str(tiny_artifact), "-i", str(path), "--to", "srt",
+                 "--resegment", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "[Channel 0]:" in text and "[Channel 1]:" in text
+
+
+def test_untimed_google_words_said_twice_are_two_words():
+    content = json.dumps({"results": [
+        _result([{"word": "yes", "confidence": 0.9}]),
+        _result([{"word": "yes", "confidence": 0.9}, {"word": "please", "confidence": 0.9}])]})
+    restored, punctuator = _restored(content, "Yes. Yes, please.")
+    assert punctuator.calls == [["yes", "yes", "please"]]
+
+
+def test_google_diarised_words_after_results_of_transcripts_alone_are_read_once():
+    first, second = _google_words(FIRST), _google_words(SECOND)
+    tagged = [dict(w, speakerTag=1) for w in first] + [dict(w, speakerTag=2) for w in second]
+    content = json.dumps({"results": [_result([], "so what do you think"),
+                                      _result([], " i think it's great"),
+                                      _result(tagged, transcript="")]})
+    restored, punctuator = _restored(content, "So what do you think I think it's great.")
+    assert punctuator.calls == [[w for w, _, _ in FIRST + SECOND]]
+    out = json.loads(formats.dumps(restored))
+    assert [r["alternatives"][0]["transcript"] for r in out["results"]] == [
+        "So what do you think.", " I think it's great.", ""]
+    assert formats.dumps(formats.convert(restored, "text")).count("think") == 2
+
+
+def test_whitespace_around_a_word_is_kept():
+    content = json.dumps(_deepgram([[{"word": "so ", "start": 0, "end": 1},
+                                     {"word": "what", "start": 1, "end": 2}]]))
+    assert formats.dumps(formats.loads(content, "auto")) == content
+    restored, _ = _restored(content, "So what?")
+    words = json.loads(formats.dumps(restored))["results"]["channels"][0]["alternatives"][0][
+        "words"]
+    assert [w["punctuated_word"] for w in words] == ["So ", "what?"]
+
+
+@pytest.mark.parametrize("content", [
+    '{"totalBilledTime": "2s", "requestId": "1"}',  # silence: protobuf's JSON has no results
+    '{"speechEventType": "SPEECH_ACTIVITY_BEGIN"}\n{"results": [{"alternatives": '
+    '[{"transcript": "so"}], "isFinal": true}]}\n'])
+def test_google_responses_without_results_are_read(content):
+    assert formats.loads(content, "auto", name="g.json").format == "google"
+
+
+def test_google_v2_batch_results_per_file_are_recordings_of_their_own():
+    content = json.dumps({"results": {
+        "gs://b/a.wav": {"inlineResult": {"transcript": {"results": [
+            _result(_google_words(FIRST))]}}},
+        "gs://b/b.wav": {"transcript": {"results": [_result(_google_words(SECOND))]}}}})
+    restored, punctuator = _restored(content, name="batch.json")
+    assert restored.format == "google" and len(punctuator.calls) == 2
+    out = json.loads(formats.dumps(restored))
+    assert out["results"]["gs://b/b.wav"]["transcript"]["results"][0]["alternatives"][0][
+        "transcript"] == "I think it's great."
+
+
+def test_words_without_utterances_are_cut_into_cues_at_pauses():
+    words = _dg_words(FIRST) + _dg_words([(w, s + 2.0, e + 2.0) for w, s, e in SECOND])
+    transcript = formats.loads(json.dumps(_deepgram([words])), "auto")
+    assert [(c.start, c.end) for c in transcript.cues] == [(0.08, 1.0), (3.5, 4.5)]

@@ -87,6 +87,7 @@ from punctum.formats.transcript import (
     TABLES,
     TEXT_KEYED,
     UNTIMED,
+    WORD_LISTS,
     Cue,
     Token,
     Transcript,
@@ -99,4 +100,4 @@ __all__ = ["EXTENSIONS", "FORMATS", "INDEPENDENT_CUES", "KEYED", "SUBTITLES", "T
            "detect_format", "UNREAD", "dumps", "format_time", "loads", "looks_like_eaf",
            "looks_like_ttml", "read", "resegment", "restore_lines", "restore_transcript",
            "sniff_format", "sniff_lines", "speakers_tiers", "split_tokens", "without_repeats",
-           "word_pauses", "write"]
+           "WORD_LISTS", "word_pauses", "write"]

@@ -20,8 +20,8 @@ other key stay as read. One object, a list of them or JSON lines, each transcrip
 its own (each channel of a ``multichannel`` one too).
 
 A cue is an utterance (``speaker_labels``), a sentence or paragraph, or a transcript's
-words, cut where the speaker changes ("Speaker A", as AssemblyAI names them); a speaker's
-change ends the sentence before it.
+words, cut at pauses of 0.8 s and where the speaker changes ("Speaker A", as AssemblyAI
+names them); a speaker's change ends the sentence before it.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from punctum.formats.wordlists import (
     Layout,
     Text,
     Word,
+    channel_key,
     channel_names,
     copied,
     word_cues,
@@ -104,7 +105,7 @@ def _transcript(record: dict, path: tuple, number: int, found: Layout) -> None:
             found.items.append(Text(path + ("text",), text, channel=(number, None)))
         return
     places = [path + ("words", k) for k in range(len(words))]
-    keys = [_key(word, place) for word, place in zip(words, places)]
+    keys = [_key(word, place) for word, place in zip(words, places)]  # (with the channel)
     originals: dict[tuple, list[tuple]] = {}
     for key, place in zip(keys, places):
         originals.setdefault(key, []).append(place)
@@ -121,9 +122,9 @@ def _transcript(record: dict, path: tuple, number: int, found: Layout) -> None:
             opening.add(first)
             if isinstance(utterance.get("text"), str):
                 found.spelt.append((at_path + ("text",), copy_places))
-    for word, place, (_, start, end) in zip(words, places, keys):
+    for word, place, (_, start, end, channel) in zip(words, places, keys):
         found.items.append(Word(place, word["text"], start, end, _speaker(word),
-                                (number, word.get("channel")), opens=place in opening))
+                                (number, channel), opens=place in opening))
     if isinstance(record.get("text"), str):
         found.spelt.append((path + ("text",), places))
 
@@ -136,9 +137,9 @@ def _parts(record: dict, path: tuple, part: str, number: int, found: Layout) -> 
         words = _words(sentence, at_path)
         places = [at_path + ("words", k) for k in range(len(words))]
         for k, (word, place) in enumerate(zip(words, places)):
-            _, start, end = _key(word, place)
+            _, start, end, channel = _key(word, place)
             found.items.append(Word(place, word["text"], start, end, _speaker(word),
-                                    (number, word.get("channel")), opens=k == 0))
+                                    (number, channel), opens=k == 0))
         if places and isinstance(sentence.get("text"), str):
             found.spelt.append((at_path + ("text",), places))
         elif not places and isinstance(sentence.get("text"), str) and sentence["text"].strip():
@@ -155,11 +156,11 @@ def _words(record: dict, path: tuple) -> list:
 
 
 def _key(word: dict, place: tuple) -> tuple:
-    """(text, start, end) of a word record, checked; times in seconds."""
+    """(text, start, end, channel) of a word record, checked; times in seconds."""
     text = _field_text(word, "text", place)
     start = _field_time(word, "start", place, True)
     end = _field_time(word, "end", place, True)
-    return text, start / 1000, end / 1000
+    return text, start / 1000, end / 1000, channel_key(word.get("channel"), place + ("channel",))
 
 
 def _speaker(word: dict) -> str | None:

@@ -22,10 +22,10 @@ the words and their transcripts get the same words. Times, confidences and every
 stay as read; "paragraphs" (only given with punctuation) stay as Deepgram wrote them.
 Interim live results ("is_final": false) stay as read.
 
-A cue is an utterance (``utterances=true``), a live result, or a channel's words, cut where
-the diarised speaker changes ("Speaker 0", as Deepgram names them); a speaker's change ends
-the sentence before it. Each channel is a text of its own; several channels convert to one
-subtitle timeline labelled "Channel 0", "Channel 1".
+A cue is an utterance (``utterances=true``), a live result, or a channel's words, cut at
+pauses of 0.8 s and where the diarised speaker changes ("Speaker 0", as Deepgram names
+them); a speaker's change ends the sentence before it. Each channel is a text of its own;
+several channels convert to one subtitle timeline labelled "Channel 0", "Channel 1".
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from punctum.formats.wordlists import (
     Layout,
     Text,
     Word,
+    channel_key,
     channel_names,
     copied,
     word_cues,
@@ -97,7 +98,7 @@ def _response(record: dict, path: tuple, number: int, found: Layout) -> None:
     """A pre-recorded response (the `number`th read: a recording of its own): each
     channel's first alternative, its utterances' copies."""
     results_path = path + ("results",)
-    channels = _expect_list(record["results"]["channels"], results_path + ("channels",))
+    channels = _expect_list(record["results"].get("channels"), results_path + ("channels",))
     alternatives = []
     for c, channel in enumerate(channels):
         channel_path = results_path + ("channels", c)
@@ -125,7 +126,8 @@ def _response(record: dict, path: tuple, number: int, found: Layout) -> None:
 def _message(record: dict, path: tuple, found: Layout) -> None:
     """A live result (final): its channel's first alternative, a cue of its own."""
     index = record.get("channel_index")
-    channel = ("live", index[0] if isinstance(index, list) and index else 0)
+    channel = ("live", channel_key(index[0], path + ("channel_index", 0))
+               if isinstance(index, list) and index else 0)
     listed = record["channel"].get("alternatives")
     if isinstance(listed, list) and listed:
         alt_path = path + ("channel", "alternatives", 0)
@@ -164,7 +166,7 @@ def _utterances(utterances: Any, results_path: tuple, number: int, originals: di
     for u, utterance in enumerate(utterances):
         path = results_path + ("utterances", u)
         utterance = _expect_object(utterance, path, "an utterance object")
-        channel = (number, utterance.get("channel", 0))
+        channel = (number, channel_key(utterance.get("channel", 0), path + ("channel",)))
         places = [path + ("words", k) for k in range(len(_words(utterance, path)))]
         keys = [(channel, *_key(word, place))
                 for word, place in zip(_words(utterance, path), places)]

@@ -407,19 +407,23 @@ def _normalise_newlines(text: str) -> tuple[str, dict]:
     return text, {"bom": bom, "newline": "\n"}
 
 
-def _unread_json(first: dict) -> tuple[str, str] | None:
-    """(service, where its transcript is) for recognisers' JSON that punctum does not read:
-    Amazon Transcribe, Azure Speech batch transcription, Rev.ai, Speechmatics."""
+def _unread_json(first: dict) -> tuple[str, str, str] | None:
+    """(service, why, where its transcript is) for recognisers' JSON that punctum does not
+    read: Amazon Transcribe, Azure Speech batch transcription, Rev.ai, Speechmatics (which
+    punctuate their own transcripts), IBM Watson Speech to Text."""
+    punctuated = "the service punctuates its own transcripts"
     results = first.get("results")
     if isinstance(results, dict) and {"transcripts", "items"} <= set(results):
-        return "Amazon Transcribe", "results.transcripts[0].transcript"
+        return "Amazon Transcribe", punctuated, "results.transcripts[0].transcript"
     if "combinedRecognizedPhrases" in first or "recognizedPhrases" in first:
-        return "Azure Speech", "combinedRecognizedPhrases[0].lexical"
+        return "Azure Speech", punctuated, "combinedRecognizedPhrases[0].lexical"
     if isinstance(first.get("monologues"), list):
-        return "Rev.ai", "monologues' elements"
-    if isinstance(results, list) and "format" in first and any(
-            isinstance(r, dict) and r.get("type") in ("word", "punctuation") for r in results):
-        return "Speechmatics", "results' words"
+        return "Rev.ai", punctuated, "monologues' elements"
+    listed = [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
+    if any(r.get("type") in ("word", "punctuation") for r in listed):
+        return "Speechmatics", punctuated, "results' words"
+    if any("final" in r and isinstance(r.get("alternatives"), list) for r in listed):
+        return "IBM Watson Speech to Text", "not yet", "results' alternatives' transcripts"
     return None
 
 
@@ -439,6 +443,12 @@ def _classify_json(values: list[tuple[int, Any]], name: str) -> str:
         return "nemo"
     if is_sherpa(first):
         return "sherpa"
+    unread = _unread_json(first)
+    if unread is not None:
+        service, reason, where = unread
+        raise ValueError(f"{name}:{values[0][0] if values else 1}: {service} JSON is not a "
+                         f"format punctum reads ({reason}); to restore its transcript, save "
+                         f"its {where} as text")
     if is_deepgram(first):
         return "deepgram"
     if is_assemblyai(first):
@@ -448,12 +458,6 @@ def _classify_json(values: list[tuple[int, Any]], name: str) -> str:
     found = asr.classify_json(first)
     if found:
         return found
-    unread = _unread_json(first)
-    if unread is not None:
-        service, text = unread
-        raise ValueError(f"{name}:{values[0][0] if values else 1}: {service} JSON is not a "
-                         f"format punctum reads (the service punctuates its own "
-                         f"transcripts); to restore one as text, save its {text} as text")
     raise ValueError(f"{name}:{values[0][0] if values else 1}: cannot tell which JSON "
                      f"format this is (no 'segments', 'transcription', 'result', 'partial', "
                      f"'audio_filepath', 'pred_text', 'results', 'words', 'chunks', 'tokens' or "

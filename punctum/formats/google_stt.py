@@ -18,14 +18,18 @@ restored: each word's "word" and the alternative's "transcript" (with its leadin
 Times are read as JSON writes protobuf durations ("1.300s"), as numbers of seconds or as
 ``{"seconds", "nanos"}``; under the v1 names (startTime, endTime), v2's (startOffset,
 endOffset) or the proto field names (start_time). Every other key stays as read; interim
-streaming results ("isFinal": false) too.
+streaming results too ("isFinal": false, or no "isFinal" where other results have one, as
+protobuf's JSON leaves false out). A response without results (silence) is read as empty.
 
 A cue is a result; results without word times are timed from the previous result's end to
 their "resultEndTime". With speaker diarisation every result repeats the words said before
-it with their speakers ("speakerTag": 1, "speakerLabel": "1"): the words are read once, the
-repeats get the same restored words, and the speakers ("Speaker 1") cut cues and end
-sentences where they change. Each channel ("channelTag") is a text of its own; several
-convert to one timeline labelled "Channel 1", "Channel 2".
+it with their speakers ("speakerTag": 1, "speakerLabel": "1"): the words are read once (a
+repeat is a run of the same timed words), the repeats get the same restored words, and the
+speakers ("Speaker 1") cut cues and end sentences where they change; a last result listing
+the words of results that gave transcripts alone takes their place, its words spelling
+them. Each channel ("channelTag") is a text of its own, and each file of a v2 batch
+("results" by URI) a recording of its own; channels convert to one timeline labelled
+"Channel 1", "Channel 2".
 """
 
 from __future__ import annotations
@@ -46,7 +50,15 @@ from punctum.formats.json_records import (
     write_lines,
 )
 from punctum.formats.transcript import MAX_SECONDS, Transcript, shown
-from punctum.formats.wordlists import Layout, Text, Word, channel_names, word_cues, written
+from punctum.formats.wordlists import (
+    Layout,
+    Text,
+    Word,
+    channel_key,
+    channel_names,
+    word_cues,
+    written,
+)
 
 _DURATION = re.compile(r"^(\d{1,12}(?:\.\d{0,9})?)s$")  # protobuf's JSON: "1.300s", "0s"
 _STARTS = ("startTime", "startOffset", "start_time", "start_offset")
@@ -54,17 +66,48 @@ _ENDS = ("endTime", "endOffset", "end_time", "end_offset")
 _RESULT_ENDS = ("resultEndTime", "resultEndOffset", "result_end_time", "result_end_offset")
 
 
+_ROOT_KEYS = frozenset({"totalBilledTime", "total_billed_time", "requestId", "request_id",
+                        "speechAdaptationInfo", "usingLegacyModels", "metadata"})
+
+
 def is_google(first: Any) -> bool:
     """Whether a JSON value is a Speech-to-Text response: "results" whose first holds
-    "alternatives" (also under an operation's "response"), or none with a billed time."""
+    "alternatives" with a "transcript" or "words" (also under an operation's "response", or
+    per file of a v2 batch), a response without results (its billed time alone), or a
+    streaming event."""
     if isinstance(first, dict) and isinstance(first.get("response"), dict):
         first = first["response"]
-    if not isinstance(first, dict) or not isinstance(first.get("results"), list):
+    if not isinstance(first, dict):
         return False
-    results = first["results"]
+    results = first.get("results")
+    if isinstance(results, dict):  # v2 batch: per file, its transcript's results
+        return any(isinstance(file, dict) and _results_of(file) is not None
+                   for file in results.values())
+    if results is None:
+        return ("speechEventType" in first or "speech_event_type" in first or (
+            bool(first) and set(first) <= _ROOT_KEYS and "metadata" not in first))
+    if not isinstance(results, list):
+        return False
     if not results:
-        return bool({"totalBilledTime", "total_billed_time", "requestId"} & set(first))
-    return isinstance(results[0], dict) and "alternatives" in results[0]
+        return bool(set(first) & _ROOT_KEYS)
+    result = results[0]
+    listed = result.get("alternatives") if isinstance(result, dict) else None
+    return (isinstance(listed, list) and not {"type", "final"} & set(result)
+            and (not listed or isinstance(listed[0], dict) and bool(
+                {"transcript", "words"} & set(listed[0]))))
+
+
+def _results_of(file: dict) -> tuple[str, ...] | None:
+    """Where a v2 batch file result keeps its results: its inline result's transcript
+    (else its transcript, an older field)."""
+    for keys in (("inlineResult", "transcript"), ("inline_result", "transcript"),
+                 ("transcript",)):
+        node: Any = file
+        for key in keys:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict) and isinstance(node.get("results"), list):
+            return keys
+    return None
 
 
 def read_google(text: str, name: str, meta: dict) -> Transcript:
@@ -74,7 +117,7 @@ def read_google(text: str, name: str, meta: dict) -> Transcript:
 def _cues(layout: str, values: list) -> tuple[list, dict]:
     """Cues of every final result; meta "values": the records as read (JSON lines: a list
     of them; else the document's root), under which the places start. Lines, or a list of
-    responses, are one stream."""
+    responses, are one stream; the files of a v2 batch are recordings of their own."""
     if layout == "lines":
         root: Any = [v for _, v in values]
         records = [((i,), r) for i, r in enumerate(root)]
@@ -82,17 +125,47 @@ def _cues(layout: str, values: list) -> tuple[list, dict]:
         root = values[0][1] if values else {}
         records = [((i,), r) for i, r in enumerate(root)] if isinstance(root, list) else [
             ((), root)]
-    reading = _Reading()
+    lists = []  # (path of a results list, recording number)
     for path, record in records:
         record = _expect_object(record, path, "a Speech-to-Text response object")
         if isinstance(record.get("response"), dict):
             path, record = path + ("response",), record["response"]
-        results = _expect_list(record.get("results", []), path + ("results",))
-        for r, result in enumerate(results):
-            reading.result(_expect_object(result, path + ("results", r), "a result object"),
-                           path + ("results", r))
+        results = record.get("results", [])
+        if isinstance(results, dict):
+            for number, (uri, file) in enumerate(results.items()):
+                keys = _results_of(file) if isinstance(file, dict) else None
+                if keys is not None:
+                    lists.append((path + ("results", uri, *keys, "results"), number))
+        elif "results" in record:  # (protobuf's JSON leaves out an empty list)
+            _expect_list(results, path + ("results",))
+            lists.append((path + ("results",), 0))
+    results = [(at_path + (r,), result, number) for at_path, number in lists
+               for r, result in enumerate(_at(root, at_path))]
+    flagged = any(isinstance(result, dict) and {"isFinal", "is_final"} & set(result)
+                  for _, result, _ in results)  # (protobuf's JSON leaves out isFinal: false)
+    reading = _Reading()
+    for path, result, number in results:
+        result = _expect_object(result, path, "a result object")
+        if _final(result, flagged):
+            reading.result(result, path, number)
     cues, meta = word_cues(reading.layout(), channel_names)
     return cues, {**meta, "values": root, "layout": layout}
+
+
+def _final(result: dict, flagged: bool) -> bool:
+    """Whether a result is final: as its "isFinal" says; without one, unless other results
+    of the stream say it (protobuf's JSON leaves "isFinal": false out) or it has a
+    "stability" (interim results do)."""
+    flag = _first(result, ("isFinal", "is_final"))
+    if flag is not None:
+        return flag is True
+    return not flagged and "stability" not in result
+
+
+def _at(root: Any, path: tuple) -> Any:
+    for key in path:
+        root = root[key]
+    return root
 
 
 class _Reading:
@@ -103,11 +176,11 @@ class _Reading:
         self.said: dict[Any, list[tuple[tuple, tuple]]] = {}  # channel: (key, place) said
         self.speakers: dict[tuple, str] = {}  # place of a word said: its latest speaker
         self.ends: dict[Any, float] = {}  # channel: the end of its last result
+        self.texts: dict[Any, list[Text]] = {}  # channel: its Texts (results without words)
 
-    def result(self, result: dict, path: tuple) -> None:
-        if result.get("isFinal", result.get("is_final", True)) is False:
-            return  # an interim streaming result
-        channel = (0, _first(result, ("channelTag", "channel_tag")))
+    def result(self, result: dict, path: tuple, recording: int) -> None:
+        tag = next((name for name in ("channelTag", "channel_tag") if name in result), None)
+        channel = (recording, None if tag is None else channel_key(result[tag], path + (tag,)))
         end = _seconds(result, _RESULT_ENDS, path)
         listed = result.get("alternatives") or []
         listed = _expect_list(listed, path + ("alternatives",))
@@ -121,8 +194,9 @@ class _Reading:
             self._words(words, alt_path, channel, transcript)
         elif isinstance(transcript, str) and transcript.strip():
             start = self.ends.get(channel, 0.0) if end is not None else None
-            self.found.items.append(Text(alt_path + ("transcript",), transcript,
-                                         start, end, channel))
+            text = Text(alt_path + ("transcript",), transcript, start, end, channel)
+            self.texts.setdefault(channel, []).append(text)
+            self.found.items.append(text)
         if end is not None:
             self.ends[channel] = end
 
@@ -130,7 +204,12 @@ class _Reading:
         said = self.said.setdefault(channel, [])
         places = [alt_path + ("words", k) for k in range(len(words))]
         keys = [_key(_expect_object(w, p, "a word object"), p) for w, p in zip(words, places)]
-        repeats = len(said) if len(keys) >= len(said) and all(
+        untold = not (isinstance(transcript, str) and transcript.strip())
+        if untold and not said and self.texts.get(channel):  # the aggregate of diarisation
+            self._aggregate(keys, places, words, channel)  # after results of transcripts
+            return
+        timed = all(start is not None for _, start, _ in keys)
+        repeats = len(said) if timed and len(keys) >= len(said) and all(
             key == old for key, (old, _) in zip(keys, said)) else 0
         for (_, original), place, word in zip(said[:repeats], places, words):
             self.found.copies.setdefault(original, []).append(place)
@@ -143,6 +222,38 @@ class _Reading:
                                          opens=k == repeats))
         if isinstance(transcript, str) and len(words) > repeats:
             self.found.spelt.append((alt_path + ("transcript",), places[repeats:]))
+
+    def _aggregate(self, keys: list[tuple], places: list[tuple], words: list,
+                   channel) -> None:
+        """Diarisation's last result, listing the words of results that gave transcripts
+        alone: its words replace those transcripts' texts, which are rewritten from them,
+        where they spell them in order; else it stays as read (its words would be read
+        twice)."""
+        pending = self.texts.pop(channel)
+        spelt = [text.text.split() for text in pending]
+        count = sum(map(len, spelt))
+        if count > len(keys) or [w for ws in spelt for w in ws] != [
+                text.strip() for text, _, _ in keys[:count]]:
+            return
+        k, said, runs = 0, self.said.setdefault(channel, []), {}
+        for text, pieces in zip(pending, spelt):
+            runs[id(text)] = []
+            for n in range(k, k + len(pieces)):
+                word_text, start, end = keys[n]
+                runs[id(text)].append(Word(places[n], word_text, start, end, None, channel,
+                                           opens=n == k))
+                said.append((keys[n], places[n]))
+                self._speaker(places[n], words[n])
+            self.found.spelt.append((text.place, places[k:k + len(pieces)]))
+            k += len(pieces)
+        self.found.items = [w for item in self.found.items
+                            for w in runs.get(id(item), [item])]
+        for n in range(k, len(keys)):  # words after those of the transcripts
+            said.append((keys[n], places[n]))
+            self._speaker(places[n], words[n])
+            text, start, end = keys[n]
+            self.found.items.append(Word(places[n], text, start, end, None, channel,
+                                         opens=n == k))
 
     def _speaker(self, original: tuple, word: dict) -> None:
         label = _first(word, ("speakerLabel", "speaker_label"))

@@ -464,7 +464,14 @@ def _voices(transcript: Transcript) -> list[frozenset[int]]:
         return voice_turns(transcript.cues)
     if transcript.format == "whisper":
         return _speaker_turns(transcript.cues)
-    if transcript.format in ("whispercpp", "ass", *WORD_LISTS):  # a cue's "speaker"
+    if transcript.format in WORD_LISTS:  # a cue's "speaker", within each channel's text
+        turns = [frozenset()] * len(transcript.cues)
+        for doc in _documents(transcript):
+            for i, found in zip(doc, whispercpp.speaker_turns([transcript.cues[i]
+                                                               for i in doc])):
+                turns[i] = found
+        return turns
+    if transcript.format in ("whispercpp", "ass"):  # a segment's or line's "speaker"
         return whispercpp.speaker_turns(transcript.cues)
     return [frozenset()] * len(transcript.cues)
 

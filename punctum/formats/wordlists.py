@@ -8,11 +8,11 @@ think"). Some words are listed twice: Deepgram's and AssemblyAI's utterances cop
 of the channel; Google's diarised results repeat every word said before them. A reader gives
 a `Layout`: the `Word`s in the order said (each an original record), the `Text`s (transcripts
 without word records), the copies of each word and the transcripts that spell words.
-`word_cues` makes the cues (a cue per utterance or result, cut where the speaker changes; a
-text per channel) and `written` puts the restored words into every record that held them,
-copies included, and into each transcript that spelt them, with its own spaces
-(`transcript.respaced`); a transcript that spells other words (edited, formatted) stays as
-read.
+`word_cues` makes the cues (a cue per utterance or result, cut where the speaker changes and
+at pauses of 0.8 s; a text per channel) and `written` puts the restored words into every
+record that held them, copies included, and into each transcript that spelt them, with its
+own spaces (`transcript.respaced`); a transcript that spells other words (edited, formatted)
+stays as read.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from punctum.formats.json_records import _kind, _ShapeError
 from punctum.formats.transcript import (
     Cue,
     Token,
@@ -34,6 +35,11 @@ from punctum.formats.transcript import (
 )
 
 Place = tuple  # keys and indexes from the root of the values read to a record or a string
+
+# A pause between words this long or longer ends a cue (Deepgram's own utterances end at
+# pauses of 0.8 s, its default "utt_split"), so that a recording without utterances or
+# results does not become one subtitle.
+PAUSE_CUT = 0.8
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,18 @@ def at(root: Any, place: Place) -> Any:
     return root
 
 
+def _paused(last: Word, word: Word) -> bool:
+    """Whether a pause of PAUSE_CUT seconds or more stands between two words."""
+    return None not in (last.end, word.start) and word.start - last.end >= PAUSE_CUT
+
+
+def channel_key(value: Any, path: tuple) -> Any:
+    """A channel as a response names it (a number, a name, or None: none), checked."""
+    if value is None or (isinstance(value, (int, str)) and not isinstance(value, bool)):
+        return value
+    raise _ShapeError(path, f"expected a channel (a number or a name), got {_kind(value)}")
+
+
 def word_cues(layout: Layout, channel_names: Callable[[list], list[str] | None] | None = None
               ) -> tuple[list[Cue], dict]:
     """Cues of the layout's items and the meta to write them back: "places" (per cue, the
@@ -138,7 +156,7 @@ def word_cues(layout: Layout, channel_names: Callable[[list], list[str] | None] 
             places.append(item.place)
             continue
         if run and (item.opens or item.speaker != run[-1].speaker
-                    or item.channel != run[-1].channel):
+                    or item.channel != run[-1].channel or _paused(run[-1], item)):
             close()
         run.append(item)
     close()
@@ -148,6 +166,15 @@ def word_cues(layout: Layout, channel_names: Callable[[list], list[str] | None] 
     if names:
         meta["tiers"] = names
     return cues, meta
+
+
+def _padded(text: str, old: str) -> str:
+    """A restored word with the whitespace its record held around it (" what")."""
+    core = old.strip()
+    if not core:
+        return text
+    start = old.index(core)
+    return old[:start] + text + old[start + len(core):]
 
 
 def written(transcript: Transcript, values: Any, text_of: Callable[[dict], str],
@@ -165,7 +192,7 @@ def written(transcript: Transcript, values: Any, text_of: Callable[[dict], str],
             continue
         for token, place in zip(cue.tokens, places):
             if token.text:
-                new[place] = token.text
+                new[place] = _padded(token.text, text_of(at(values, place)))
     for original, copies in meta["copies"].items():
         for place in copies:
             if original in new:
