@@ -52,7 +52,7 @@ _TRANSCRIPT_SUFFIXES = frozenset({".srt", ".vtt", ".sbv", ".ass", ".ssa", ".lrc"
 
 OUTPUT_FORMATS = ("srt", "vtt", "text", "json")
 JSON_FORMATS = ("whisper", "whispercpp", "vosk", "nemo", "sphinx", "hf", "sherpa", "deepgram",
-                "assemblyai", "google")
+                "assemblyai", "google", "watson")
 # Names of files that are being written by another program (editors, downloads) or by us.
 _TEMPORARY = re.compile(r"(~|\.(tmp|temp|swp|swo|part|partial|crdownload|punctum-tmp))$|^#.*#$",
                         re.IGNORECASE)

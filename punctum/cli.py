@@ -172,8 +172,8 @@ def _add_restore(subparsers) -> None:
         description="Restore punctuation, casing and sentence boundaries. Text comes from "
                     "the arguments, from --input files, or from stdin; one output line per "
                     "input line. Subtitles (SRT, WebVTT, SBV) and ASR JSON (Whisper, "
-                    "whisper.cpp, Vosk, NeMo manifests, Deepgram, AssemblyAI, Google) keep "
-                    "every timing; context flows "
+                    "whisper.cpp, Vosk, NeMo manifests, Deepgram, AssemblyAI, Google, Watson) "
+                    "keep every timing; context flows "
                     "across cues. CSV/TSV tables: the text column of each row. --input-dir "
                     "restores every file under a folder into --output-dir (resumable; "
                     "--jobs worker processes).")
@@ -241,7 +241,8 @@ def _add_restore_options(parser) -> None:
                         choices=["auto", "text", "srt", "vtt", "sbv", "ass", "lrc", "ttml",
                                  "whisper",
                                  "whispercpp", "vosk", "nemo", "ctm", "kaldi", "sphinx", "hf",
-                                 "sherpa", "deepgram", "assemblyai", "google", "textgrid",
+                                 "sherpa", "deepgram", "assemblyai", "google", "watson",
+                                 "textgrid",
                                  "eaf", "csv", "tsv"],
                         help="input format (default: files by extension and content; stdin "
                              "by its first lines: subtitles, a TextGrid, XML, JSON or CTM, "

@@ -301,7 +301,8 @@ def test_malformed_results_get_one_line_errors_naming_the_place(content, message
     assert "\n" not in str(error.value) and str(error.value).startswith("r.json:")
 
 
-@pytest.mark.parametrize("name", ["deepgram.json", "assemblyai.json", "google.json"])
+@pytest.mark.parametrize("name", ["deepgram.json", "assemblyai.json", "google.json",
+                                  "watson.json"])
 def test_cli_restores_and_converts_the_examples(tiny_artifact, tmp_path, name):
     from test_formats_asr import EXAMPLES
 
@@ -428,8 +429,7 @@ def test_channels_that_are_no_channel_are_one_line_errors(content, format, messa
     ('{"format": "2.9", "results": [{"type": "word", "start_time": 0.36, "end_time": 0.51, '
      '"alternatives": [{"content": "hello", "confidence": 1.0, "speaker": "S1"}]}]}',
      "Speechmatics"),
-    ('{"result_index": 0, "results": [{"final": true, "alternatives": [{"transcript": '
-     '"hello ", "timestamps": [["hello", 0.1, 0.5]]}]}]}', "IBM Watson Speech to Text")])
+])
 def test_lookalikes_of_google_are_named_not_read_as_it(content, service):
     with pytest.raises(ValueError, match=f"{service} JSON is not a format"):
         formats.loads(content, name="r.json")
@@ -536,3 +536,51 @@ def test_words_without_utterances_are_cut_into_cues_at_pauses():
     words = _dg_words(FIRST) + _dg_words([(w, s + 2.0, e + 2.0) for w, s, e in SECOND])
     transcript = formats.loads(json.dumps(_deepgram([words])), "auto")
     assert [(c.start, c.end) for c in transcript.cues] == [(0.08, 1.0), (3.5, 4.5)]
+
+
+# ----------------------------------------------------------------------------- IBM Watson
+
+def _watson(results, labels=None) -> dict:
+    doc = {"result_index": 0, "results": [
+        {"final": final, "alternatives": [
+            {"transcript": " ".join(w for w, _, _ in words) + " ", "confidence": 0.9,
+             "timestamps": [[w, s, e] for w, s, e in words],
+             "word_confidence": [[w, 0.9] for w, _, _ in words]}]}
+        for words, final in results]}
+    if labels is not None:
+        doc["speaker_labels"] = labels
+    return doc
+
+
+def test_watson_timestamps_word_confidence_and_transcript_restored(tmp_path):
+    hesitation = [("%HESITATION", 1.1, 1.4)]
+    content = json.dumps(_watson([(FIRST[:2], False), (FIRST, True),
+                                  (hesitation + SECOND, True)]), indent=2) + "\n"
+    transcript = formats.loads(content, "auto", name="w.json")
+    assert transcript.format == "watson" and formats.dumps(transcript) == content
+    assert formats.detect_format(_write(tmp_path, "w.json", content)) == "watson"
+    restored, punctuator = _restored(content)
+    assert punctuator.calls == [[w for w, _, _ in FIRST + SECOND]]  # no %HESITATION
+    out = json.loads(formats.dumps(restored))
+    assert out["results"][0] == json.loads(content)["results"][0]  # interim: as read
+    final = out["results"][2]["alternatives"][0]
+    assert final["transcript"] == "%HESITATION I think it's great. "
+    assert [s[0] for s in final["timestamps"]] == [c[0] for c in final["word_confidence"]] == [
+        "%HESITATION", "I", "think", "it's", "great."]
+    assert [s[1:] for s in final["timestamps"]] == [[1.1, 1.4]] + [[s, e] for _, s, e in SECOND]
+
+
+def test_watson_speaker_labels_end_sentences_and_become_labels():
+    labels = [{"from": s, "to": e, "speaker": speaker, "confidence": 0.5, "final": False}
+              for words, speaker in ((FIRST, 0), (SECOND, 1)) for _, s, e in words]
+    content = json.dumps(_watson([(FIRST + SECOND, True)], labels))
+    restored, _ = _restored(content, "So what do you think I think it's great.")
+    assert [c.text for c in restored.cues] == ["So what do you think.", "I think it's great."]
+    assert "[Speaker 1]: I think it's great." in formats.dumps(formats.convert(restored, "srt"))
+
+
+def test_watson_malformed_timestamps_are_one_line_errors():
+    content = '{"results": [{"final": true, "alternatives": [{"timestamps": [["so", 0]]}]}]}'
+    with pytest.raises(ValueError, match=re.escape(
+            "results[0].alternatives[0].timestamps[0]: expected [word, start, end]")):
+        formats.loads(content, name="w.json")

@@ -7,8 +7,8 @@ Formats (`FORMATS`): SRT, WebVTT, YouTube's SBV, Whisper JSON, Vosk JSON (an obj
 objects or JSON lines), NeMo-style JSONL manifests and plain text (one paragraph per line);
 Kaldi CTM and text, pocketsphinx JSON and transformers-pipeline JSON are read and written by
 `asr`; whisper.cpp's JSON by `whispercpp`; sherpa-onnx's results by `sherpa`; Deepgram's,
-AssemblyAI's and Google Speech-to-Text's responses by `deepgram`, `assemblyai` and
-`google_stt` (words listed as records, `wordlists`); Praat TextGrids (a
+AssemblyAI's, Google Speech-to-Text's and IBM Watson's responses by `deepgram`, `assemblyai`,
+`google_stt` and `watson` (words listed as records, `wordlists`); Praat TextGrids (a
 words tier) by `textgrid`; ASS and SSA scripts (the text of each Dialogue line) by `ass`; LRC
 (timed lines) by `lrc`; TTML and DFXP (the text of each paragraph) by `ttml`; ELAN documents
 (each speaker's tier) by `eaf`; CSV and TSV tables (a text column per row: call-centre logs) by
@@ -31,7 +31,7 @@ that was read gives back its input:
   timestamps ``<00:01.500>``, SRT's ``{\\an8}``) and character references (``&amp;``) are
   kept around the tokens and never reach the model.
 - Whisper, whisper.cpp, Vosk, NeMo, pocketsphinx, transformers, sherpa-onnx, Deepgram,
-  AssemblyAI, Google: the same JSON
+  AssemblyAI, Google, Watson: the same JSON
   values, every key in its order (records are kept as read and only the fields a token or cue
   owns are written back when they changed). The text read is kept and only the strings and
   numbers that changed are rewritten in it (`json_splice`), so every other byte stays: Vosk's
@@ -51,9 +51,10 @@ writing, format detection), `subtitles` (SRT, WebVTT, SBV, plain text), `json_re
 Vosk, NeMo), `json_splice` (changed values written into the text read), `asr` (CTM, Kaldi,
 pocketsphinx, transformers pipeline), `whispercpp` (whisper.cpp's JSON), `sherpa` (sherpa-onnx's
 JSON), `wordlists` (words listed as records, and their copies), `deepgram`, `assemblyai`,
-`google_stt` (cloud recognisers' JSON), `textgrid` (Praat TextGrid), `ass` (ASS, SSA), `lrc`
-(LRC), `ttml` (TTML, DFXP), `eaf` (ELAN), `tables` (CSV, TSV), `rolling` (roll-up captions),
-`restoring` (restore and convert), `resegment` (subtitle cues rebuilt at sentence boundaries).
+`google_stt`, `watson` (cloud recognisers' JSON), `textgrid` (Praat TextGrid), `ass` (ASS,
+SSA), `lrc` (LRC), `ttml` (TTML, DFXP), `eaf` (ELAN), `tables` (CSV, TSV), `rolling` (roll-up
+captions), `restoring` (restore and convert), `resegment` (subtitle cues rebuilt at sentence
+boundaries).
 """
 
 

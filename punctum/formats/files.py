@@ -45,6 +45,7 @@ from punctum.formats.tables import dump_table, read_table
 from punctum.formats.textgrid import dump_textgrid, looks_like_textgrid, read_textgrid
 from punctum.formats.transcript import FORMATS, TABLES, Transcript
 from punctum.formats.ttml import dump_ttml, looks_like_ttml, read_ttml
+from punctum.formats.watson import dump_watson, is_watson, read_watson
 from punctum.formats.whispercpp import dump_whispercpp, is_whispercpp, read_whispercpp
 
 _SUFFIXES = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv", ".ass": "ass", ".ssa": "ass",
@@ -65,8 +66,8 @@ def detect_format(path: str | Path) -> str:
     (whisper.cpp), "result", "partial" or a lone "text" (Vosk), "audio_filepath" or
     "pred_text" (NeMo manifest), "text" with "tokens" and "timestamps" (sherpa-onnx), "results"
     with "channels" (Deepgram), "text" with "words" or "audio_url" (AssemblyAI), "results"
-    with "alternatives" (Google Speech-to-Text), "chunks" (a transformers pipeline), "t" with
-    "w" or "b" and "d" (pocketsphinx). Lines of CTM fields
+    with "alternatives" (Google Speech-to-Text), "results" with "final" (IBM Watson), "chunks"
+    (a transformers pipeline), "t" with "w" or "b" and "d" (pocketsphinx). Lines of CTM fields
     are CTM. Kaldi's `text` files look like plain text: give their format.
     """
     path = Path(path)
@@ -309,7 +310,7 @@ def dumps(transcript: Transcript, output_key: str | None = None) -> str:
     writers = {"text": _dump_text, "srt": _dump_srt, "vtt": _dump_vtt, "sbv": _dump_sbv,
                "ass": dump_ass, "lrc": dump_lrc, "ttml": dump_ttml, "eaf": dump_eaf,
                "sherpa": dump_sherpa, "deepgram": dump_deepgram,
-               "assemblyai": dump_assemblyai, "google": dump_google,
+               "assemblyai": dump_assemblyai, "google": dump_google, "watson": dump_watson,
                "whisper": _dump_whisper, "vosk": _dump_vosk, "whispercpp": dump_whispercpp,
                "textgrid": dump_textgrid,
                **asr.WRITERS}
@@ -348,7 +349,7 @@ def _parse(raw: str, format: str, name: str, text_key: str | None) -> Transcript
     readers = {"text": _read_plain, "srt": _read_srt, "vtt": _read_vtt, "sbv": _read_sbv,
                "ass": read_ass, "lrc": read_lrc, "ttml": read_ttml, "sherpa": read_sherpa,
                "deepgram": read_deepgram, "assemblyai": read_assemblyai,
-               "google": read_google,
+               "google": read_google, "watson": read_watson,
                "whisper": _read_whisper, "vosk": _read_vosk, "whispercpp": read_whispercpp,
                **asr.READERS}
     if format == "nemo":
@@ -410,7 +411,7 @@ def _normalise_newlines(text: str) -> tuple[str, dict]:
 def _unread_json(first: dict) -> tuple[str, str, str] | None:
     """(service, why, where its transcript is) for recognisers' JSON that punctum does not
     read: Amazon Transcribe, Azure Speech batch transcription, Rev.ai, Speechmatics (which
-    punctuate their own transcripts), IBM Watson Speech to Text."""
+    punctuate their own transcripts)."""
     punctuated = "the service punctuates its own transcripts"
     results = first.get("results")
     if isinstance(results, dict) and {"transcripts", "items"} <= set(results):
@@ -422,8 +423,6 @@ def _unread_json(first: dict) -> tuple[str, str, str] | None:
     listed = [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
     if any(r.get("type") in ("word", "punctuation") for r in listed):
         return "Speechmatics", punctuated, "results' words"
-    if any("final" in r and isinstance(r.get("alternatives"), list) for r in listed):
-        return "IBM Watson Speech to Text", "not yet", "results' alternatives' transcripts"
     return None
 
 
@@ -443,6 +442,8 @@ def _classify_json(values: list[tuple[int, Any]], name: str) -> str:
         return "nemo"
     if is_sherpa(first):
         return "sherpa"
+    if is_watson(first):
+        return "watson"
     unread = _unread_json(first)
     if unread is not None:
         service, reason, where = unread
@@ -462,4 +463,5 @@ def _classify_json(values: list[tuple[int, Any]], name: str) -> str:
                      f"format this is (no 'segments', 'transcription', 'result', 'partial', "
                      f"'audio_filepath', 'pred_text', 'results', 'words', 'chunks', 'tokens' or "
                      f"'t' key); give the format (whisper, whispercpp, vosk, nemo, hf, sphinx, "
-                     f"sherpa, deepgram, assemblyai, google; or text, to restore it as text)")
+                     f"sherpa, deepgram, assemblyai, google, watson; or text, to restore it as "
+                     f"text)")

@@ -13,13 +13,14 @@ from punctum.references import REFERENCE
 
 FORMATS = ("text", "srt", "vtt", "sbv", "ass", "lrc", "ttml", "whisper", "whispercpp", "vosk",
            "nemo", "ctm", "kaldi", "sphinx", "hf", "sherpa", "deepgram", "assemblyai", "google",
-           "textgrid", "eaf", "csv", "tsv")
+           "watson", "textgrid", "eaf", "csv", "tsv")
 EXTENSIONS = {"text": ".txt", "srt": ".srt", "vtt": ".vtt", "sbv": ".sbv", "ass": ".ass",
               "lrc": ".lrc", "ttml": ".ttml",
               "whisper": ".json", "whispercpp": ".json", "vosk": ".json", "nemo": ".jsonl",
               "ctm": ".ctm",
               "kaldi": ".txt", "sphinx": ".jsonl", "hf": ".json", "sherpa": ".json",
               "deepgram": ".json", "assemblyai": ".json", "google": ".json",
+              "watson": ".json",
               "textgrid": ".TextGrid", "eaf": ".eaf",
               "csv": ".csv", "tsv": ".tsv"}
 SUBTITLES = ("srt", "vtt")
@@ -35,7 +36,7 @@ KEYED = ("nemo", *TABLES)
 # Formats that take a text key alone (the TextGrid or ELAN tier to restore; no output key).
 TEXT_KEYED = (*KEYED, "textgrid", "eaf")
 # Cloud recognisers' JSON, words listed as records (`wordlists`): a cue's "speaker" is its own.
-WORD_LISTS = ("deepgram", "assemblyai", "google")
+WORD_LISTS = ("deepgram", "assemblyai", "google", "watson")
 # The largest time in seconds a file may hold (over 300 years: Unix times fit).
 MAX_SECONDS = 1e10
 
@@ -54,8 +55,8 @@ _SPACELESS = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3000-\u30ff"
                         "\uff3b-\uff40\uff5b-\uffef]")  # not full-width Latin letters, digits
 # Marks a model writes after a word (a reference followed by one still stands alone).
 _MARKS_AFTER = frozenset(",.?!;:")
-# ASR filler and noise tokens: <unk>, <sil>, [noise], [laughter], ++UM++.
-FILLER = re.compile(r"^(?:<[^<>\s]*>|\[[^\[\]\s]*\]|\+\+[^+\s]*\+\+)$")
+# ASR filler and noise tokens: <unk>, <sil>, [noise], [laughter], ++UM++, Watson's %HESITATION.
+FILLER = re.compile(r"^(?:<[^<>\s]*>|\[[^\[\]\s]*\]|\+\+[^+\s]*\+\+|%HESITATION)$")
 
 
 # ----------------------------------------------------------------------------- model

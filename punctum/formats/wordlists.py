@@ -1,5 +1,5 @@
 """Recognisers' JSON that lists words as records (Deepgram, AssemblyAI, Google Cloud
-Speech-to-Text): the words gathered in order, cut into cues, and written back everywhere
+Speech-to-Text, IBM Watson): the words gathered in order, cut into cues, and written back everywhere
 they were listed.
 
 A cloud recogniser's result holds each word as a record (``{"word": "so", "start": 0.24,
