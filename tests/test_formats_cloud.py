@@ -584,3 +584,25 @@ def test_watson_malformed_timestamps_are_one_line_errors():
     with pytest.raises(ValueError, match=re.escape(
             "results[0].alternatives[0].timestamps[0]: expected [word, start, end]")):
         formats.loads(content, name="w.json")
+
+
+def test_a_calls_channels_convert_to_text_as_a_conversation():
+    first = _dg_words(FIRST[:4]) + _dg_words([("think", 3.0, 3.2)])
+    second = _dg_words([("mhm", 1.5, 1.8)]) + _dg_words([(w, s + 3, e + 3) for w, s, e in
+                                                         SECOND])
+
+    class PerChannel(ScriptedPunctuator):
+        def _predict(self, said):
+            from punctum.text import parse
+            self.reference = parse({"so what do you think": "So what do you think?",
+                                    "mhm i think it's great": "Mhm, I think it's great."}[
+                                        " ".join(said)], self.inventory)
+            return super()._predict(said)
+
+    transcript = formats.loads(json.dumps(_deepgram([first, second])), "auto")
+    restored = formats.restore_transcript(transcript, PerChannel(""), RestoreOptions())
+    assert formats.dumps(formats.convert(restored, "text")) == (
+        "[Channel 0]: So what do you\n[Channel 1]: Mhm,\n[Channel 0]: think?\n"
+        "[Channel 1]: I think it's great.\n")
+    assert formats.dumps(formats.convert(restored, "text", speakers=False)) == (
+        "So what do you think?\nMhm, I think it's great.\n")  # a line per channel

@@ -100,6 +100,11 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
     # are written; records that carry none (WhisperX) get a space between words
     spacing = "written" if _carry_spaces([t for c in kept for t in c.tokens if t.extra]) \
         else "records"  # (cues read from text alone, not records, say nothing of it)
+    channels = _tier_speakers(transcript) if format == "text" and speakers and \
+        transcript.format in WORD_LISTS else None
+    if channels is not None:  # a recording's channels (a call's two sides): a line per turn
+        return _conversation(sorted(kept, key=lambda c: (c.start is None, c.start or 0)),
+                             channels, newline, write, spacing)
     if format == "text":  # one line per text the model sees as a whole
         kept_ids = {id(c) for c in kept}
         per_result = "documents" in transcript.meta  # a line for each, empty ones too
@@ -132,6 +137,25 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
         meta["speakers"] = [tiers[id(c)] if tiers is not None else  # (WhisperX's "speaker"
                             next(iter(said_by(c)), None) for c, _ in pairs]  # of a segment)
     return Transcript(format, cues, meta)
+
+
+def _conversation(cues: list[Cue], channels: dict[int, str], newline: str,
+                  write: Callable[[str], str], spacing: str) -> Transcript:
+    """Text of a recording's channels in the order of their times: a line for each run of
+    one channel's cues, labelled with the channel ("[Channel 0]: ")."""
+    lines: list[tuple[str, list[Cue]]] = []
+    for cue in cues:
+        if lines and lines[-1][0] == channels[id(cue)]:
+            lines[-1][1].append(cue)
+        else:
+            lines.append((channels[id(cue)], [cue]))
+    out = []
+    for name, run in lines:
+        tokens = _plain_tokens(_joined(run), "", False, write, spacing)
+        if tokens:
+            label = Token(f"[{name}]:", run[0].start, run[0].start)
+            out.append(Cue(None, None, (label, replace(tokens[0], before=" "), *tokens[1:])))
+    return Transcript("text", tuple(out), {"newline": newline, "trailer": "\n"})
 
 
 def _tier_speakers(transcript: Transcript) -> dict[int, str] | None:
