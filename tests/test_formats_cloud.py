@@ -408,7 +408,7 @@ def test_services_that_punctuate_themselves_are_named_not_guessed(content, servi
 # ----------------------------------------------------------------------------- review findings
 
 @pytest.mark.parametrize("content, format, message", [
-    ('{"results": {}}', "deepgram", "results.channels: expected a list"),
+    ('{"results": {}}', "deepgram", "expected a Deepgram response"),
     ('{"type": "Results", "channel_index": [[0]], "channel": {"alternatives": [{"transcript": '
      '"so", "words": [{"word": "so", "start": 0, "end": 1}]}]}}', "auto",
      "channel_index[0]: expected a channel"),
@@ -606,3 +606,53 @@ def test_a_calls_channels_convert_to_text_as_a_conversation():
         "[Channel 1]: I think it's great.\n")
     assert formats.dumps(formats.convert(restored, "text", speakers=False)) == (
         "So what do you think?\nMhm, I think it's great.\n")  # a line per channel
+
+
+def test_assemblyai_real_time_finals_are_one_text_partials_kept():
+    def message(kind, words):
+        said = _aai_words(words)
+        return {"message_type": kind, "audio_start": said[0]["start"], "text": " ".join(
+            w["text"] for w in said), "words": said, "created": "2026-11-28T00:00:00"}
+    lines = [message("PartialTranscript", FIRST[:2]), message("FinalTranscript", FIRST),
+             message("FinalTranscript", SECOND)]
+    content = "".join(json.dumps(line) + "\n" for line in lines)
+    restored, punctuator = _restored(content, name="live.jsonl")
+    assert restored.format == "assemblyai" and len(punctuator.calls) == 1
+    out = [json.loads(line) for line in formats.dumps(restored).splitlines()]
+    assert out[0] == lines[0] and [m["text"] for m in out[1:]] == [
+        "So what do you think?", "I think it's great."]
+
+
+def test_a_format_given_for_another_shape_is_an_error():
+    with pytest.raises(ValueError, match="expected a Speech-to-Text response"):
+        formats.loads(json.dumps(_deepgram([_dg_words(FIRST)])), "google", name="d.json")
+    with pytest.raises(ValueError, match="ElevenLabs JSON is not a format"):
+        formats.loads(json.dumps({"text": "Hi.", "words": [
+            {"text": "Hi.", "type": "word", "start": 0.1, "end": 0.4},
+            {"text": " ", "type": "spacing", "start": 0.4, "end": 0.5}]}), name="e.json")
+
+
+def test_cjk_words_convert_without_spaces_between_them():
+    words = [{"startTime": f"{k * 0.3:.1f}s", "endTime": f"{k * 0.3 + 0.2:.1f}s", "word": w}
+             for k, w in enumerate(["你好", "世界"])]
+    transcript = formats.loads(json.dumps({"results": [_result(words, "你好世界")]}), "google")
+    assert formats.dumps(formats.convert(transcript, "text")) == "你好世界\n"
+
+
+def test_google_aggregate_after_words_and_transcripts_reads_each_word_once():
+    first, second = _google_words(FIRST), _google_words(SECOND)
+    tagged = [dict(w, speakerTag=1) for w in first] + [dict(w, speakerTag=2) for w in second]
+    content = json.dumps({"results": [_result(first), _result([], " i think it's great"),
+                                      _result(tagged, transcript="")]})
+    restored, punctuator = _restored(content)
+    assert punctuator.calls == [[w for w, _, _ in FIRST + SECOND]]
+    out = json.loads(formats.dumps(restored))
+    assert out["results"][1]["alternatives"][0]["transcript"] == " I think it's great."
+
+
+def test_google_words_that_repeat_nothing_said_are_read_as_new():
+    content = json.dumps({"results": [_result([], "so what do you think"),
+                                      _result(_google_words(SECOND), transcript="")]})
+    restored, punctuator = _restored(content)
+    assert punctuator.calls == [[w for w, _, _ in FIRST + SECOND]]
+    assert "great." in formats.dumps(formats.convert(restored, "text"))

@@ -17,7 +17,8 @@ or the sentences or paragraphs of one (``/sentences``, ``/paragraphs``: ``{"sent
 (the transcript's, an utterance's, a sentence's) is rewritten from its words; the
 utterances' copies of the words get the same. Times (milliseconds), confidences and every
 other key stay as read. One object, a list of them or JSON lines, each transcript a text of
-its own (each channel of a ``multichannel`` one too).
+its own (each channel of a ``multichannel`` one too); the real-time API's messages as JSON
+lines: the final transcripts one text, the partial ones as read.
 
 A cue is an utterance (``speaker_labels``), a sentence or paragraph, or a transcript's
 words, cut at pauses of 0.8 s and where the speaker changes ("Speaker A", as AssemblyAI
@@ -46,6 +47,7 @@ from punctum.formats.wordlists import (
     channel_key,
     channel_names,
     copied,
+    expect_shape,
     word_cues,
     written,
 )
@@ -84,9 +86,15 @@ def _cues(layout: str, values: list) -> tuple[list, dict]:
         root = values[0][1] if values else {}
         records = [((i,), r) for i, r in enumerate(root)] if isinstance(root, list) else [
             ((), root)]
+    expect_shape(records, is_assemblyai,
+                 "an AssemblyAI transcript ('text' with 'words', or 'sentences')")
     found = Layout()
     for number, (path, record) in enumerate(records):
         record = _expect_object(record, path, "an AssemblyAI transcript object")
+        if record.get("message_type") == "PartialTranscript":
+            continue  # real-time: a partial transcript, kept as read
+        if record.get("message_type") == "FinalTranscript":
+            number = -1  # real-time: the final transcripts of a session are one text
         part = next((key for key in _PARTS if isinstance(record.get(key), list)), None)
         if part is not None and "words" not in record:
             _parts(record, path, part, number, found)

@@ -50,6 +50,7 @@ from punctum.formats.wordlists import (
     channel_key,
     channel_names,
     copied,
+    expect_shape,
     word_cues,
     written,
 )
@@ -83,6 +84,8 @@ def _cues(layout: str, values: list) -> tuple[list, dict]:
         root = values[0][1] if values else {}
         records = [((i,), r) for i, r in enumerate(root)] if isinstance(root, list) else [
             ((), root)]
+    expect_shape(records, is_deepgram,
+                 "a Deepgram response ('results' with 'channels', or live messages)")
     found = Layout()
     for number, (path, record) in enumerate(records):
         record = _expect_object(record, path, "a Deepgram response object")

@@ -410,8 +410,8 @@ def _normalise_newlines(text: str) -> tuple[str, dict]:
 
 def _unread_json(first: dict) -> tuple[str, str, str] | None:
     """(service, why, where its transcript is) for recognisers' JSON that punctum does not
-    read: Amazon Transcribe, Azure Speech batch transcription, Rev.ai, Speechmatics (which
-    punctuate their own transcripts)."""
+    read: Amazon Transcribe, Azure Speech batch transcription, Rev.ai, Speechmatics,
+    ElevenLabs (which punctuate their own transcripts)."""
     punctuated = "the service punctuates its own transcripts"
     results = first.get("results")
     if isinstance(results, dict) and {"transcripts", "items"} <= set(results):
@@ -420,6 +420,10 @@ def _unread_json(first: dict) -> tuple[str, str, str] | None:
         return "Azure Speech", punctuated, "combinedRecognizedPhrases[0].lexical"
     if isinstance(first.get("monologues"), list):
         return "Rev.ai", punctuated, "monologues' elements"
+    words = first.get("words")
+    if isinstance(words, list) and any(isinstance(w, dict) and w.get("type") in (
+            "spacing", "audio_event") for w in words[:50]):
+        return "ElevenLabs", punctuated, "text"
     listed = [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
     if any(r.get("type") in ("word", "punctuation") for r in listed):
         return "Speechmatics", punctuated, "results' words"

@@ -23,13 +23,14 @@ protobuf's JSON leaves false out). A response without results (silence) is read 
 
 A cue is a result; results without word times are timed from the previous result's end to
 their "resultEndTime". With speaker diarisation every result repeats the words said before
-it with their speakers ("speakerTag": 1, "speakerLabel": "1"): the words are read once (a
-repeat is a run of the same timed words), the repeats get the same restored words, and the
-speakers ("Speaker 1") cut cues and end sentences where they change; a last result listing
-the words of results that gave transcripts alone takes their place, its words spelling
-them. Each channel ("channelTag") is a text of its own, and each file of a v2 batch
-("results" by URI) a recording of its own; channels convert to one timeline labelled
-"Channel 1", "Channel 2".
+it with their speakers ("speakerTag": 1, "speakerLabel": "1"): the words are read once, the
+repeats get the same restored words, and the speakers ("Speaker 1") cut cues and end
+sentences where they change. A result whose words begin with all its channel has said, in
+order (words by text and times, transcripts by their words), repeats them; where earlier
+results gave transcripts alone, its words take their place (the transcripts are rewritten
+from them); other words are said anew. Each channel ("channelTag") is a text of its own, and
+each file of a v2 batch ("results" by URI) a recording of its own; channels convert to one
+timeline labelled "Channel 1", "Channel 2".
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from punctum.formats.wordlists import (
     Word,
     channel_key,
     channel_names,
+    expect_shape,
     word_cues,
     written,
 )
@@ -67,7 +69,9 @@ _RESULT_ENDS = ("resultEndTime", "resultEndOffset", "result_end_time", "result_e
 
 
 _ROOT_KEYS = frozenset({"totalBilledTime", "total_billed_time", "requestId", "request_id",
-                        "speechAdaptationInfo", "usingLegacyModels", "metadata"})
+                        "speechAdaptationInfo", "usingLegacyModels", "metadata", "@type"})
+_BILLED = frozenset({"totalBilledTime", "total_billed_time", "totalBilledDuration",
+                     "total_billed_duration", "requestId", "request_id"})
 
 
 def is_google(first: Any) -> bool:
@@ -83,9 +87,11 @@ def is_google(first: Any) -> bool:
     if isinstance(results, dict):  # v2 batch: per file, its transcript's results
         return any(isinstance(file, dict) and _results_of(file) is not None
                    for file in results.values())
-    if results is None:
+    if results is None:  # (silence: protobuf's JSON leaves out an empty list of results)
+        metadata = first.get("metadata")
         return ("speechEventType" in first or "speech_event_type" in first or (
-            bool(first) and set(first) <= _ROOT_KEYS and "metadata" not in first))
+            bool(first) and set(first) <= _ROOT_KEYS and bool(_BILLED & (
+                set(first) | (set(metadata) if isinstance(metadata, dict) else set())))))
     if not isinstance(results, list):
         return False
     if not results:
@@ -125,7 +131,9 @@ def _cues(layout: str, values: list) -> tuple[list, dict]:
         root = values[0][1] if values else {}
         records = [((i,), r) for i, r in enumerate(root)] if isinstance(root, list) else [
             ((), root)]
-    lists = []  # (path of a results list, recording number)
+    expect_shape(records, is_google,
+                 "a Speech-to-Text response ('results' with 'alternatives')")
+    lists = []  # (path of a results list, its recording: () for one stream)
     for path, record in records:
         record = _expect_object(record, path, "a Speech-to-Text response object")
         if isinstance(record.get("response"), dict):
@@ -135,10 +143,10 @@ def _cues(layout: str, values: list) -> tuple[list, dict]:
             for number, (uri, file) in enumerate(results.items()):
                 keys = _results_of(file) if isinstance(file, dict) else None
                 if keys is not None:
-                    lists.append((path + ("results", uri, *keys, "results"), number))
+                    lists.append((path + ("results", uri, *keys, "results"), (path, number)))
         elif "results" in record:  # (protobuf's JSON leaves out an empty list)
             _expect_list(results, path + ("results",))
-            lists.append((path + ("results",), 0))
+            lists.append((path + ("results",), ()))
     results = [(at_path + (r,), result, number) for at_path, number in lists
                for r, result in enumerate(_at(root, at_path))]
     flagged = any(isinstance(result, dict) and {"isFinal", "is_final"} & set(result)
@@ -169,16 +177,22 @@ def _at(root: Any, path: tuple) -> Any:
 
 
 class _Reading:
-    """Results read in turn: words said once, their repeats (diarisation) as copies."""
+    """Results read in turn: words said once, their repeats (diarisation) as copies.
+
+    Each channel keeps what it has said in order (`sequence`: ("word", key, place) for a word
+    record, ("text", Text, its words) for a result that gave a transcript alone). A result
+    whose words begin with all of that, in order (diarisation's running aggregate), lists
+    those words again: its first ones are copies (of word records) or take the place of the
+    transcripts (which are then rewritten from them); the rest are said anew.
+    """
 
     def __init__(self) -> None:
         self.found = Layout()
-        self.said: dict[Any, list[tuple[tuple, tuple]]] = {}  # channel: (key, place) said
+        self.sequence: dict[Any, list[tuple]] = {}  # channel: what it said, in order
         self.speakers: dict[tuple, str] = {}  # place of a word said: its latest speaker
         self.ends: dict[Any, float] = {}  # channel: the end of its last result
-        self.texts: dict[Any, list[Text]] = {}  # channel: its Texts (results without words)
 
-    def result(self, result: dict, path: tuple, recording: int) -> None:
+    def result(self, result: dict, path: tuple, recording: tuple) -> None:
         tag = next((name for name in ("channelTag", "channel_tag") if name in result), None)
         channel = (recording, None if tag is None else channel_key(result[tag], path + (tag,)))
         end = _seconds(result, _RESULT_ENDS, path)
@@ -191,69 +205,65 @@ class _Reading:
         words = _expect_list(alternative.get("words") or [], alt_path + ("words",))
         transcript = alternative.get("transcript")
         if words:
+            known = [c for c in self.sequence if c[0] == recording]
+            if tag is None and len(known) == 1:  # (an aggregate without the channel's tag)
+                channel = known[0]
             self._words(words, alt_path, channel, transcript)
         elif isinstance(transcript, str) and transcript.strip():
             start = self.ends.get(channel, 0.0) if end is not None else None
             text = Text(alt_path + ("transcript",), transcript, start, end, channel)
-            self.texts.setdefault(channel, []).append(text)
+            self.sequence.setdefault(channel, []).append(("text", text, transcript.split()))
             self.found.items.append(text)
         if end is not None:
             self.ends[channel] = end
 
     def _words(self, words: list, alt_path: tuple, channel, transcript: Any) -> None:
-        said = self.said.setdefault(channel, [])
+        sequence = self.sequence.setdefault(channel, [])
         places = [alt_path + ("words", k) for k in range(len(words))]
         keys = [_key(_expect_object(w, p, "a word object"), p) for w, p in zip(words, places)]
-        untold = not (isinstance(transcript, str) and transcript.strip())
-        if untold and not said and self.texts.get(channel):  # the aggregate of diarisation
-            self._aggregate(keys, places, words, channel)  # after results of transcripts
-            return
+        told = isinstance(transcript, str) and bool(transcript.strip())
+        tagged = any(_first(w, ("speakerTag", "speaker_tag", "speakerLabel", "speaker_label"))
+                     is not None for w in words)
         timed = all(start is not None for _, start, _ in keys)
-        repeats = len(said) if timed and len(keys) >= len(said) and all(
-            key == old for key, (old, _) in zip(keys, said)) else 0
-        for (_, original), place, word in zip(said[:repeats], places, words):
-            self.found.copies.setdefault(original, []).append(place)
-            self._speaker(original, word)
+        repeats = _repeated(sequence, keys) if timed or tagged or not told else 0
+        if repeats:
+            self._repeats(sequence, keys, places, words, channel)
         for k in range(repeats, len(words)):
-            said.append((keys[k], places[k]))
+            sequence.append(("word", keys[k], places[k]))
             self._speaker(places[k], words[k])
             text, start, end = keys[k]
             self.found.items.append(Word(places[k], text, start, end, None, channel,
                                          opens=k == repeats))
-        if isinstance(transcript, str) and len(words) > repeats:
+        if told and transcript.split() == [text.strip() for text, _, _ in keys]:
+            self.found.spelt.append((alt_path + ("transcript",), places))
+        elif isinstance(transcript, str) and len(words) > repeats:
             self.found.spelt.append((alt_path + ("transcript",), places[repeats:]))
 
-    def _aggregate(self, keys: list[tuple], places: list[tuple], words: list,
-                   channel) -> None:
-        """Diarisation's last result, listing the words of results that gave transcripts
-        alone: its words replace those transcripts' texts, which are rewritten from them,
-        where they spell them in order; else it stays as read (its words would be read
-        twice)."""
-        pending = self.texts.pop(channel)
-        spelt = [text.text.split() for text in pending]
-        count = sum(map(len, spelt))
-        if count > len(keys) or [w for ws in spelt for w in ws] != [
-                text.strip() for text, _, _ in keys[:count]]:
-            return
-        k, said, runs = 0, self.said.setdefault(channel, []), {}
-        for text, pieces in zip(pending, spelt):
-            runs[id(text)] = []
-            for n in range(k, k + len(pieces)):
-                word_text, start, end = keys[n]
-                runs[id(text)].append(Word(places[n], word_text, start, end, None, channel,
-                                           opens=n == k))
-                said.append((keys[n], places[n]))
-                self._speaker(places[n], words[n])
+    def _repeats(self, sequence: list[tuple], keys: list[tuple], places: list[tuple],
+                 words: list, channel) -> None:
+        """The first words of a result that repeat the channel's `sequence`: copies of its
+        word records; for its transcripts, the words that spell them (said here)."""
+        k, runs, said = 0, {}, []
+        for entry in sequence:
+            if entry[0] == "word":
+                self.found.copies.setdefault(entry[2], []).append(places[k])
+                self._speaker(entry[2], words[k])
+                said.append(entry)
+                k += 1
+                continue
+            text, pieces = entry[1], entry[2]
+            span = range(k, k + len(pieces))
+            runs[id(text)] = [Word(places[m], keys[m][0], keys[m][1], keys[m][2], None,
+                                   channel, opens=m == k) for m in span]
+            for m in span:
+                self._speaker(places[m], words[m])
+                said.append(("word", keys[m], places[m]))  # (said here, from now on)
             self.found.spelt.append((text.place, places[k:k + len(pieces)]))
             k += len(pieces)
-        self.found.items = [w for item in self.found.items
-                            for w in runs.get(id(item), [item])]
-        for n in range(k, len(keys)):  # words after those of the transcripts
-            said.append((keys[n], places[n]))
-            self._speaker(places[n], words[n])
-            text, start, end = keys[n]
-            self.found.items.append(Word(places[n], text, start, end, None, channel,
-                                         opens=n == k))
+        if runs:  # the transcripts' words, said in their place
+            self.found.items = [w for item in self.found.items
+                                for w in runs.get(id(item), [item])]
+        sequence[:] = said
 
     def _speaker(self, original: tuple, word: dict) -> None:
         label = _first(word, ("speakerLabel", "speaker_label"))
@@ -271,6 +281,23 @@ class _Reading:
                 items[i] = Word(item.place, item.text, item.start, item.end,
                                 self.speakers[item.place], item.channel, item.opens)
         return self.found
+
+
+def _repeated(sequence: list[tuple], keys: list[tuple]) -> int:
+    """How many of a result's first words (`keys`) repeat all the channel has said
+    (`sequence`), in order; 0 where they do not."""
+    k = 0
+    for entry in sequence:
+        if entry[0] == "word":
+            if k >= len(keys) or keys[k] != entry[1]:
+                return 0
+            k += 1
+        else:
+            pieces = entry[2]
+            if [text.strip() for text, _, _ in keys[k:k + len(pieces)]] != pieces:
+                return 0
+            k += len(pieces)
+    return k
 
 
 def _first(record: dict, names: tuple[str, ...]) -> Any:

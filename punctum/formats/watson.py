@@ -40,7 +40,7 @@ from punctum.formats.json_records import (
     write_lines,
 )
 from punctum.formats.transcript import Transcript
-from punctum.formats.wordlists import Layout, Text, Word, word_cues, written
+from punctum.formats.wordlists import Layout, Text, Word, expect_shape, word_cues, written
 
 
 def is_watson(first: Any) -> bool:
@@ -70,6 +70,8 @@ def _cues(layout: str, values: list) -> tuple[list, dict]:
         root = values[0][1] if values else {}
         records = [((i,), r) for i, r in enumerate(root)] if isinstance(root, list) else [
             ((), root)]
+    expect_shape(records, is_watson,
+                 "a Watson result ('results' with 'final' and 'alternatives')")
     found = Layout()
     for path, record in records:
         record = _expect_object(record, path, "a Watson results object")

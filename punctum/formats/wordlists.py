@@ -30,6 +30,7 @@ from punctum.formats.transcript import (
     Transcript,
     fillers_kept_out,
     is_filler,
+    needs_space,
     respaced,
     split_tokens,
 )
@@ -98,6 +99,14 @@ def copied(originals: dict[Hashable, list[Place]], keys: list[Hashable], places:
     return sources[0]
 
 
+def expect_shape(records: list[tuple[tuple, Any]], matches: Callable[[Any], bool],
+                 what: str) -> None:
+    """Refuse records none of which has the shape of the format given (`--format`), rather
+    than write them back untouched."""
+    if records and not any(matches(record) for _, record in records):
+        raise _ShapeError(records[0][0], f"expected {what}")
+
+
 def channel_names(channels: list[tuple]) -> list[str] | None:
     """The names of the channels of one recording ((record number, channel) pairs:
     "Channel 1"), or None where they are separate recordings (or tell no channel)."""
@@ -113,9 +122,16 @@ def at(root: Any, place: Place) -> Any:
     return root
 
 
+def _gap(last: Word, word: Word) -> str:
+    """The space between two words as a text writes it: none between words of a script
+    written without spaces (Chinese, Japanese, Thai: "你好" "世界")."""
+    left, right = last.text.strip(), word.text.strip()
+    return "" if left and right and not needs_space(left, right) else " "
+
+
 def _paused(last: Word, word: Word) -> bool:
     """Whether a pause of PAUSE_CUT seconds or more stands between two words."""
-    return None not in (last.end, word.start) and word.start - last.end >= PAUSE_CUT
+    return None not in (last.end, word.start) and round(word.start - last.end, 6) >= PAUSE_CUT
 
 
 def channel_key(value: Any, path: tuple) -> Any:
@@ -137,8 +153,8 @@ def word_cues(layout: Layout, channel_names: Callable[[list], list[str] | None] 
 
     def close() -> None:
         if run:
-            tokens = tuple(Token("" if is_filler(w.text) or not w.text.strip() else w.text.strip(),
-                                 w.start, w.end, before=" " if k else "")
+            tokens = tuple(Token("" if is_filler(w.text.strip()) else w.text.strip(),
+                                 w.start, w.end, before=_gap(run[k - 1], w) if k else "")
                            for k, w in enumerate(run))
             timed = run[0].start is not None and run[-1].end is not None
             speaker = run[0].speaker
