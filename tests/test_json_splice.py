@@ -60,8 +60,8 @@ def test_a_string_escaped_as_ascii_stays_escaped():
 def test_another_shape_is_not_spliced():
     text = '{"segments": [{"id": 0}], "n" : 1.0}'
     for new in [{"segments": [{"id": 0}, {"id": 1}], "n": 1.0}, {"n": 1.0},
-                {"n": 1.0, "segments": [{"id": 0}]}, {"segments": [{"id": 0, "x": 1}], "n": 1.0},
-                {"segments": {"id": 0}, "n": 1.0}, {"segments": [[]], "n": 1.0}]:
+                {"n": 1.0, "segments": [{"id": 0}]}, {"segments": {"id": 0}, "n": 1.0},
+                {"segments": [[]], "n": 1.0}, {"segments": [{"id": 0}], "n": 1.0, "x": []}]:
         assert _spliced(text, new) is None
     assert _spliced('{"a": "x", "a": "y"}', {"a": "z"}) is None  # duplicate keys
     assert _spliced('{"a": "x", "a": "y"}', {"a": "y"}) == '{"a": "x", "a": "y"}'  # unchanged
@@ -70,6 +70,18 @@ def test_another_shape_is_not_spliced():
     for _ in range(4999):
         value = [value]
     assert splice(deep, value, value, json.dumps) is None  # too deep to walk
+
+
+def test_keys_added_after_an_objects_last_scalar_are_written_in_its_spacing():
+    assert _spliced('{"segments": [{"id": 0}], "n" : 1.0}',
+                    {"segments": [{"id": 0, "x": 1}], "n": 1.0}) == (
+        '{"segments": [{"id": 0, "x": 1}], "n" : 1.0}')
+    pretty = '{\n    "word": "so",\n    "start": 0.080\n}'
+    assert _spliced(pretty, {"word": "so", "start": 0.08, "punctuated_word": "So,"}) == (
+        '{\n    "word": "so",\n    "start": 0.080,\n    "punctuated_word": "So,"\n}')
+    assert _spliced('{"a" : [1]}', {"a": [1], "b": 2}) is None  # after a container: afresh
+    assert _spliced('{}', {"b": 2}) is None
+    assert _spliced('[{"id":0}]', [{"id": 0, "x": 1}]) == '[{"id":0,"x":1}]'  # compact
 
 
 def test_a_changed_number_or_literal_is_written_in_place():

@@ -35,10 +35,11 @@ that was read gives back its input:
   values, every key in its order (records are kept as read and only the fields a token or cue
   owns are written back when they changed). The text read is kept and only the strings and
   numbers that changed are rewritten in it (`json_splice`), so every other byte stays: Vosk's
-  ``"conf" : 1.000000``, arrays on one line, blank lines between JSON lines. Where the shape
-  changes (a Vosk result without "text" gains one; records added in code) the whole value is
-  written by Python's json module with the indent, separators and ASCII escaping detected from
-  the input.
+  ``"conf" : 1.000000``, arrays on one line, blank lines between JSON lines; a key an object
+  gains after its last one (Deepgram's "punctuated_word") is written there in its spacing.
+  Where the shape changes otherwise (a Vosk result without "text" gains one after its
+  "result" list; records added in code) the whole value is written by Python's json module
+  with the indent, separators and ASCII escaping detected from the input.
 
 `restore_transcript` punctuates and cases a transcript across cue boundaries: all tokens of a
 file go to the model as one word sequence (for plain text and NeMo manifests each line is its

@@ -5,6 +5,8 @@ again with `json.dumps` would also rewrite what it did not touch: Vosk's `1.0000
 `1.0`, `" : "` becomes `": "`, arrays kept on one line are spread over many. `splice` walks
 the new value beside the old one instead and rewrites only the scalars (strings, numbers)
 that differ, in place, so the output differs from the input only where a value changed.
+Keys an object gains after its last one (both scalars: Deepgram's words gaining
+"punctuated_word") are written after it, in the spacing of that last key.
 
     text = '{"conf" : 1.000000, "word" : "so"}'
     splice(text, json.loads(text), {"conf": 1.0, "word": "So,"}, json.dumps)
@@ -31,43 +33,66 @@ class _ShapeChanged(Exception):
 def splice(text: str, old: Any, new: Any, dumps: Callable[[Any], str]) -> str | None:
     """`text`, which `json.loads` read as `old` (read it again rather than keep a value the
     caller may have edited since), with each scalar in which `new` differs written by
-    `dumps`; None when it cannot be written so (another shape: keys added, removed or
-    reordered, lists of other lengths; duplicate keys in `text`; nesting too deep), then
-    the caller writes `new` afresh."""
+    `dumps`, and the keys an object of `new` adds after its own written after its last one
+    (scalars, with the spacing and separator of that last key: Deepgram's words gaining
+    "punctuated_word"); None when it cannot be written so (another shape: keys removed or
+    reordered, containers added, lists of other lengths; duplicate keys in `text`; nesting
+    too deep), then the caller writes `new` afresh."""
     changes: list[tuple[int, Any]] = []  # (index of the scalar in written order, new value)
+    added: dict[int, list[tuple[str, Any]]] = {}  # index of an object's last key: new pairs
     try:
-        count = _compare(old, new, 0, changes)
+        count = _compare(old, new, 0, changes, added)
     except (_ShapeChanged, RecursionError):
         return None
-    if not changes:
+    if not changes and not added:
         return text
     wanted = dict(changes)
-    out, position, found = [], 0, -1
+    out, position, found, spacing, first_key = [], 0, -1, "", False
     for found, token in enumerate(_SCALAR.finditer(text)):  # one token at a time: no list
+        if found in added:  # the last key of an object that gains keys: its spacing (of
+            marks = re.findall(r"[{}\[\],:]", token.group(1))  # its first key: a line's, or
+            spacing = re.split(r"[{}\[\],:]", token.group(1))[-1]  # one space as after ":")
+            first_key = not marks or marks[-1] != ","
         if found in wanted:
             out += [text[position:token.start(2)],
                     _write_scalar(wanted[found], token.group(2), dumps)]
             position = token.end()
+        if found - 1 in added:  # that key's value: the new pairs after it
+            out.append(text[position:token.end()])
+            position = token.end()
+            if first_key and "\n" not in spacing:
+                spacing = " " if token.group(1).endswith(" ") else ""
+            out += [f",{spacing}{dumps(key)}{token.group(1)}{dumps(value)}"
+                    for key, value in added[found - 1]]
     if found + 1 != count:  # duplicate keys: json.loads kept one of them
         return None
     out.append(text[position:])
     return "".join(out)
 
 
-def _compare(old: Any, new: Any, index: int, changes: list) -> int:
+def _compare(old: Any, new: Any, index: int, changes: list, added: dict) -> int:
     """Walk `old` and `new` together from scalar `index`; append the scalars that differ to
-    `changes`; return the index after `old`'s last scalar."""
+    `changes` and the scalar pairs an object gains after its last one (itself a scalar) to
+    `added`; return the index after `old`'s last scalar."""
     if isinstance(old, dict):
-        if not isinstance(new, dict) or len(new) != len(old) or list(new) != list(old):
+        if not isinstance(new, dict) or list(new)[:len(old)] != list(old):
             raise _ShapeChanged
+        extra = [(key, new[key]) for key in list(new)[len(old):]]
+        if extra and (not old or isinstance(old[list(old)[-1]], (dict, list))
+                      or any(isinstance(value, (dict, list)) for _, value in extra)):
+            raise _ShapeChanged
+        last_key = index
         for key, value in old.items():
-            index = _compare(value, new[key], index + 1, changes)  # + 1: the key
+            last_key = index
+            index = _compare(value, new[key], index + 1, changes, added)  # + 1: the key
+        if extra:
+            added[last_key] = extra
         return index
     if isinstance(old, list):
         if not isinstance(new, list) or len(new) != len(old):
             raise _ShapeChanged
         for value, new_value in zip(old, new):
-            index = _compare(value, new_value, index, changes)
+            index = _compare(value, new_value, index, changes, added)
         return index
     if isinstance(new, (dict, list)):
         raise _ShapeChanged
