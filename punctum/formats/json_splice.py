@@ -48,11 +48,12 @@ def splice(text: str, old: Any, new: Any, dumps: Callable[[Any], str]) -> str | 
         return text
     wanted = dict(changes)
     out, position, found, spacing, first_key = [], 0, -1, "", False
+    keys: dict[str, str] = {}  # each added key as written
     for found, token in enumerate(_SCALAR.finditer(text)):  # one token at a time: no list
         if found in added:  # the last key of an object that gains keys: its spacing (of
-            marks = re.findall(r"[{}\[\],:]", token.group(1))  # its first key: a line's, or
-            spacing = re.split(r"[{}\[\],:]", token.group(1))[-1]  # one space as after ":")
-            first_key = not marks or marks[-1] != ","
+            prefix = token.group(1)  # its first key: a line's, or one space as after ":")
+            spacing = prefix[len(prefix.rstrip(" \t\n\r")):]
+            first_key = not prefix.rstrip(" \t\n\r").endswith(",")
         if found in wanted:
             out += [text[position:token.start(2)],
                     _write_scalar(wanted[found], token.group(2), dumps)]
@@ -62,8 +63,8 @@ def splice(text: str, old: Any, new: Any, dumps: Callable[[Any], str]) -> str | 
             position = token.end()
             if first_key and "\n" not in spacing:
                 spacing = " " if token.group(1).endswith(" ") else ""
-            out += [f",{spacing}{dumps(key)}{token.group(1)}{dumps(value)}"
-                    for key, value in added[found - 1]]
+            out += [f",{spacing}{keys.get(key) or keys.setdefault(key, dumps(key))}"
+                    f"{token.group(1)}{dumps(value)}" for key, value in added[found - 1]]
     if found + 1 != count:  # duplicate keys: json.loads kept one of them
         return None
     out.append(text[position:])
