@@ -139,6 +139,21 @@ def test_whispercpp_document_keeps_its_tokens(client):
     assert words_of(segment["text"]) == ["so", "what", "now"]
 
 
+def test_deepgram_response_gets_punctuated_words(client):
+    words = [{"word": w, "start": k * 0.3, "end": k * 0.3 + 0.2, "confidence": 0.9}
+             for k, w in enumerate(["so", "what", "now"])]
+    document = json.dumps({"results": {"channels": [{"alternatives": [
+        {"transcript": "so what now", "words": words}]}]}})
+    response = client.post("/v1/restore", json={"text": document, "format": "deepgram"})
+    assert response.status_code == 200
+    restored = json.loads(response.json()["text"])["results"]["channels"][0]["alternatives"][0]
+    assert [w["word"] for w in restored["words"]] == ["so", "what", "now"]
+    assert words_of(" ".join(w["punctuated_word"] for w in restored["words"])) == [
+        "so", "what", "now"]
+    wrong = client.post("/v1/restore", json={"text": document, "format": "google"})
+    assert wrong.status_code == 422 and "Speech-to-Text" in wrong.json()["error"]["message"]
+
+
 def test_textgrid_document_restores_the_tier_named(client):
     grid = ('File type = "ooTextFile"\nObject class = "TextGrid"\n\n0\n2\n<exists>\n2\n'
             '"IntervalTier"\n"words"\n0\n2\n1\n0\n2\n"so what now"\n'
