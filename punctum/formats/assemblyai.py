@@ -30,14 +30,10 @@ from __future__ import annotations
 from typing import Any
 
 from punctum.formats.json_records import (
-    JsonStyle,
-    _expect_list,
     _expect_object,
     _field_text,
     _field_time,
     _read_json_records,
-    write_document,
-    write_lines,
 )
 from punctum.formats.transcript import Transcript
 from punctum.formats.wordlists import (
@@ -47,9 +43,11 @@ from punctum.formats.wordlists import (
     channel_key,
     channel_names,
     copied,
+    dump_words,
     expect_shape,
+    records_of,
     word_cues,
-    written,
+    words_of,
 )
 
 _PARTS = ("sentences", "paragraphs")  # the /sentences and /paragraphs endpoints' lists
@@ -79,13 +77,7 @@ def read_assemblyai(text: str, name: str, meta: dict) -> Transcript:
 def _cues(layout: str, values: list) -> tuple[list, dict]:
     """Cues of every transcript; meta "values": the records as read (JSON lines: a list of
     them; else the document's root), under which the places start."""
-    if layout == "lines":
-        root: Any = [v for _, v in values]
-        records = [((i,), r) for i, r in enumerate(root)]
-    else:
-        root = values[0][1] if values else {}
-        records = [((i,), r) for i, r in enumerate(root)] if isinstance(root, list) else [
-            ((), root)]
+    root, records = records_of(layout, values)
     expect_shape(records, is_assemblyai,
                  "an AssemblyAI transcript ('text' with 'words', or 'sentences')")
     found = Layout()
@@ -106,7 +98,7 @@ def _cues(layout: str, values: list) -> tuple[list, dict]:
 
 def _transcript(record: dict, path: tuple, number: int, found: Layout) -> None:
     """A transcript's words (the utterances copy them), or its text where it lists none."""
-    words = _words(record, path)
+    words = words_of(record, path)
     if not words:
         text = record.get("text")
         if isinstance(text, str) and text.strip():
@@ -122,7 +114,7 @@ def _transcript(record: dict, path: tuple, number: int, found: Layout) -> None:
     for u, utterance in enumerate(utterances if isinstance(utterances, list) else ()):
         at_path = path + ("utterances", u)
         utterance = _expect_object(utterance, at_path, "an utterance object")
-        copies = _words(utterance, at_path)
+        copies = words_of(utterance, at_path)
         copy_places = [at_path + ("words", k) for k in range(len(copies))]
         first = copied(originals, [_key(w, p) for w, p in zip(copies, copy_places)],
                        copy_places, found)
@@ -142,7 +134,7 @@ def _parts(record: dict, path: tuple, part: str, number: int, found: Layout) -> 
     for s, sentence in enumerate(record[part]):
         at_path = path + (part, s)
         sentence = _expect_object(sentence, at_path, f"a {part[:-1]} object")
-        words = _words(sentence, at_path)
+        words = words_of(sentence, at_path)
         places = [at_path + ("words", k) for k in range(len(words))]
         for k, (word, place) in enumerate(zip(words, places)):
             _, start, end, channel = _key(word, place)
@@ -153,14 +145,6 @@ def _parts(record: dict, path: tuple, part: str, number: int, found: Layout) -> 
         elif not places and isinstance(sentence.get("text"), str) and sentence["text"].strip():
             found.items.append(Text(at_path + ("text",), sentence["text"],
                                     channel=(number, None)))
-
-
-def _words(record: dict, path: tuple) -> list:
-    words = record.get("words") or []
-    words = _expect_list(words, path + ("words",))
-    for k, word in enumerate(words):
-        _expect_object(word, path + ("words", k), "a word object")
-    return words
 
 
 def _key(word: dict, place: tuple) -> tuple:
@@ -186,9 +170,4 @@ def _put(word: dict, text: str) -> None:
 
 
 def dump_assemblyai(transcript: Transcript) -> str:
-    meta = transcript.meta
-    style = meta.get("json_style", JsonStyle())
-    values = written(transcript, meta["values"], _text, _put)
-    if meta.get("layout") == "lines":
-        return write_lines(transcript, values, style)
-    return write_document(transcript, values, style)
+    return dump_words(transcript, _text, _put)

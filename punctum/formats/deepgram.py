@@ -33,14 +33,11 @@ from __future__ import annotations
 from typing import Any
 
 from punctum.formats.json_records import (
-    JsonStyle,
     _expect_list,
     _expect_object,
     _field_text,
     _field_time,
     _read_json_records,
-    write_document,
-    write_lines,
 )
 from punctum.formats.transcript import Transcript
 from punctum.formats.wordlists import (
@@ -50,9 +47,11 @@ from punctum.formats.wordlists import (
     channel_key,
     channel_names,
     copied,
+    dump_words,
     expect_shape,
+    records_of,
     word_cues,
-    written,
+    words_of,
 )
 
 _MESSAGES = frozenset({"Results", "Metadata", "UtteranceEnd", "SpeechStarted"})
@@ -77,13 +76,7 @@ def read_deepgram(text: str, name: str, meta: dict) -> Transcript:
 def _cues(layout: str, values: list) -> tuple[list, dict]:
     """Cues of every response or live result; meta "values": the records as read (JSON
     lines: a list of them; else the document's root), under which the places start."""
-    if layout == "lines":
-        root: Any = [v for _, v in values]
-        records = [((i,), r) for i, r in enumerate(root)]
-    else:
-        root = values[0][1] if values else {}
-        records = [((i,), r) for i, r in enumerate(root)] if isinstance(root, list) else [
-            ((), root)]
+    root, records = records_of(layout, values)
     expect_shape(records, is_deepgram,
                  "a Deepgram response ('results' with 'channels', or live messages)")
     found = Layout()
@@ -115,7 +108,7 @@ def _response(record: dict, path: tuple, number: int, found: Layout) -> None:
     originals: dict[tuple, list[tuple]] = {}  # (channel, text, start, end): places, in order
     keyed = []
     for c, alt_path, alternative in alternatives:
-        words = _words(alternative, alt_path)
+        words = words_of(alternative, alt_path)
         keys = [_key(word, alt_path + ("words", k)) for k, word in enumerate(words)]
         for k, key in enumerate(keys):
             originals.setdefault((c, *key), []).append(alt_path + ("words", k))
@@ -136,7 +129,7 @@ def _message(record: dict, path: tuple, found: Layout) -> None:
         alt_path = path + ("channel", "alternatives", 0)
         alternative = _expect_object(listed[0], alt_path, "an alternative object")
         first = len(found.items)
-        words = _words(alternative, alt_path)
+        words = words_of(alternative, alt_path)
         keys = [_key(word, alt_path + ("words", k)) for k, word in enumerate(words)]
         _alternative(alternative, alt_path, channel, set(), found, words, keys)
         if len(found.items) > first and isinstance(found.items[first], Word):
@@ -170,9 +163,9 @@ def _utterances(utterances: Any, results_path: tuple, number: int, originals: di
         path = results_path + ("utterances", u)
         utterance = _expect_object(utterance, path, "an utterance object")
         channel = (number, channel_key(utterance.get("channel", 0), path + ("channel",)))
-        places = [path + ("words", k) for k in range(len(_words(utterance, path)))]
+        places = [path + ("words", k) for k in range(len(words_of(utterance, path)))]
         keys = [(channel, *_key(word, place))
-                for word, place in zip(_words(utterance, path), places)]
+                for word, place in zip(words_of(utterance, path), places)]
         first = copied(originals, keys, places, found)
         if first is None:  # words of its own: left as read
             continue
@@ -180,14 +173,6 @@ def _utterances(utterances: Any, results_path: tuple, number: int, originals: di
         if isinstance(utterance.get("transcript"), str):
             found.spelt.append((path + ("transcript",), places))
     return opening
-
-
-def _words(record: dict, path: tuple) -> list:
-    words = record.get("words") or []
-    words = _expect_list(words, path + ("words",))
-    for k, word in enumerate(words):
-        _expect_object(word, path + ("words", k), "a word object")
-    return words
 
 
 def _key(word: dict, place: tuple) -> tuple:
@@ -219,9 +204,4 @@ def _put(word: dict, text: str) -> None:
 
 
 def dump_deepgram(transcript: Transcript) -> str:
-    meta = transcript.meta
-    style = meta.get("json_style", JsonStyle())
-    values = written(transcript, meta["values"], _text, _put)
-    if meta.get("layout") == "lines":
-        return write_lines(transcript, values, style)
-    return write_document(transcript, values, style)
+    return dump_words(transcript, _text, _put)

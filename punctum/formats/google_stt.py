@@ -39,7 +39,6 @@ import re
 from typing import Any
 
 from punctum.formats.json_records import (
-    JsonStyle,
     _expect_list,
     _expect_object,
     _field_text,
@@ -47,8 +46,6 @@ from punctum.formats.json_records import (
     _read_json_records,
     _ShapeError,
     is_time,
-    write_document,
-    write_lines,
 )
 from punctum.formats.transcript import MAX_SECONDS, Transcript, shown
 from punctum.formats.wordlists import (
@@ -57,9 +54,10 @@ from punctum.formats.wordlists import (
     Word,
     channel_key,
     channel_names,
+    dump_words,
     expect_shape,
+    records_of,
     word_cues,
-    written,
 )
 
 _DURATION = re.compile(r"^(\d{1,12}(?:\.\d{0,9})?)s$")  # protobuf's JSON: "1.300s", "0s"
@@ -124,13 +122,7 @@ def _cues(layout: str, values: list) -> tuple[list, dict]:
     """Cues of every final result; meta "values": the records as read (JSON lines: a list
     of them; else the document's root), under which the places start. Lines, or a list of
     responses, are one stream; the files of a v2 batch are recordings of their own."""
-    if layout == "lines":
-        root: Any = [v for _, v in values]
-        records = [((i,), r) for i, r in enumerate(root)]
-    else:
-        root = values[0][1] if values else {}
-        records = [((i,), r) for i, r in enumerate(root)] if isinstance(root, list) else [
-            ((), root)]
+    root, records = records_of(layout, values)
     expect_shape(records, is_google,
                  "a Speech-to-Text response ('results' with 'alternatives')")
     lists = []  # (path of a results list, its recording: () for one stream)
@@ -348,9 +340,4 @@ def _put(word: dict, text: str) -> None:
 
 
 def dump_google(transcript: Transcript) -> str:
-    meta = transcript.meta
-    style = meta.get("json_style", JsonStyle())
-    values = written(transcript, meta["values"], _text, _put)
-    if meta.get("layout") == "lines":
-        return write_lines(transcript, values, style)
-    return write_document(transcript, values, style)
+    return dump_words(transcript, _text, _put)

@@ -29,18 +29,23 @@ from __future__ import annotations
 from typing import Any
 
 from punctum.formats.json_records import (
-    JsonStyle,
     _expect_list,
     _expect_object,
     _kind,
     _read_json_records,
     _ShapeError,
     is_time,
-    write_document,
-    write_lines,
 )
 from punctum.formats.transcript import Transcript
-from punctum.formats.wordlists import Layout, Text, Word, expect_shape, word_cues, written
+from punctum.formats.wordlists import (
+    Layout,
+    Text,
+    Word,
+    dump_words,
+    expect_shape,
+    records_of,
+    word_cues,
+)
 
 
 def is_watson(first: Any) -> bool:
@@ -63,13 +68,7 @@ def _cues(layout: str, values: list) -> tuple[list, dict]:
     """Cues of every final result; meta "values": the records as read (JSON lines: a list
     of them; else the document's root), under which the places start. Lines, or a list of
     responses, are one stream."""
-    if layout == "lines":
-        root: Any = [v for _, v in values]
-        records = [((i,), r) for i, r in enumerate(root)]
-    else:
-        root = values[0][1] if values else {}
-        records = [((i,), r) for i, r in enumerate(root)] if isinstance(root, list) else [
-            ((), root)]
+    root, records = records_of(layout, values)
     expect_shape(records, is_watson,
                  "a Watson result ('results' with 'final' and 'alternatives')")
     found = Layout()
@@ -146,9 +145,4 @@ def _put(record: list, text: str) -> None:
 
 
 def dump_watson(transcript: Transcript) -> str:
-    meta = transcript.meta
-    style = meta.get("json_style", JsonStyle())
-    values = written(transcript, meta["values"], _text, _put)
-    if meta.get("layout") == "lines":
-        return write_lines(transcript, values, style)
-    return write_document(transcript, values, style)
+    return dump_words(transcript, _text, _put)

@@ -23,7 +23,15 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from punctum.formats.json_records import _kind, _ShapeError
+from punctum.formats.json_records import (
+    JsonStyle,
+    _expect_list,
+    _expect_object,
+    _kind,
+    _ShapeError,
+    write_document,
+    write_lines,
+)
 from punctum.formats.transcript import (
     Cue,
     Token,
@@ -97,6 +105,38 @@ def copied(originals: dict[Hashable, list[Place]], keys: list[Hashable], places:
     for source, place in zip(sources, places):
         found.copies.setdefault(source, []).append(place)
     return sources[0]
+
+
+def records_of(layout: str, values: list) -> tuple[Any, list[tuple[tuple, Any]]]:
+    """The values read (JSON lines: a list of them; else the document's root), under which
+    places start, and each record with its place: a line, an item of a root list, or the
+    root."""
+    if layout == "lines":
+        root: Any = [v for _, v in values]
+        return root, [((i,), r) for i, r in enumerate(root)]
+    root = values[0][1] if values else {}
+    if isinstance(root, list):
+        return root, [((i,), r) for i, r in enumerate(root)]
+    return root, [((), root)]
+
+
+def words_of(record: dict, path: tuple) -> list:
+    """A record's "words" (none when absent or null), each checked to be an object."""
+    words = _expect_list(record.get("words") or [], path + ("words",))
+    for k, word in enumerate(words):
+        _expect_object(word, path + ("words", k), "a word object")
+    return words
+
+
+def dump_words(transcript: Transcript, text_of: Callable[[Any], str],
+               put: Callable[[Any, str], None]) -> str:
+    """The file of a transcript read by a word-list reader (`written`), in its layout."""
+    meta = transcript.meta
+    style = meta.get("json_style", JsonStyle())
+    values = written(transcript, meta["values"], text_of, put)
+    if meta.get("layout") == "lines":
+        return write_lines(transcript, values, style)
+    return write_document(transcript, values, style)
 
 
 def expect_shape(records: list[tuple[tuple, Any]], matches: Callable[[Any], bool],
