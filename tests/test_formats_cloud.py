@@ -656,3 +656,25 @@ def test_google_words_that_repeat_nothing_said_are_read_as_new():
     restored, punctuator = _restored(content)
     assert punctuator.calls == [[w for w, _, _ in FIRST + SECOND]]
     assert "great." in formats.dumps(formats.convert(restored, "text"))
+
+
+def test_watson_stream_labels_in_messages_of_their_own_name_speakers():
+    labels = [{"from": s, "to": e, "speaker": speaker, "confidence": 0.5, "final": True}
+              for words, speaker in ((FIRST, 0), (SECOND, 1)) for _, s, e in words]
+    lines = [{"state": "listening"}, _watson([(FIRST + SECOND, True)]),
+             {"speaker_labels": labels}]
+    content = "".join(json.dumps(line) + "\n" for line in lines)
+    transcript = formats.loads(content, "auto", name="ws.jsonl")
+    assert transcript.format == "watson"
+    assert [c.extra for c in transcript.cues] == [{"speaker": "Speaker 0"},
+                                                  {"speaker": "Speaker 1"}]
+
+
+def test_watson_jobs_and_silence_are_read():
+    job = {"id": "j", "status": "completed", "results": [_watson([(FIRST, True)])]}
+    restored, _ = _restored(json.dumps(job), "So what do you think?")
+    out = json.loads(formats.dumps(restored))
+    assert out["results"][0]["results"][0]["alternatives"][0]["transcript"] == (
+        "So what do you think? ")
+    silent = formats.loads('{"result_index": 0, "results": []}', "auto", name="s.json")
+    assert silent.format == "watson" and not silent.cues

@@ -14,7 +14,9 @@ lowercase but for some names, with ``%HESITATION`` for a hesitation)::
      "speaker_labels": [{"from": 0.08, "to": 0.3, "speaker": 0, "confidence": 0.6,
                          "final": false}, ...]}
 
-or the WebSocket interface's messages, one per line. The first alternative of each final
+or the WebSocket interface's messages, one per line (speaker labels may come in messages of
+their own), or an asynchronous job's (``GET /v1/recognitions/{id}``: ``{"id", "status",
+"results": [{"result_index", "results": [...]}]}``). The first alternative of each final
 result is restored: the word of each "timestamps" entry, the same word in
 "word_confidence", and the "transcript" (its trailing space kept). Times, confidences,
 "word_alternatives", "keywords_result", interim results ("final": false) and every other
@@ -49,15 +51,21 @@ from punctum.formats.wordlists import (
 
 
 def is_watson(first: Any) -> bool:
-    """Whether a JSON value is a Watson result: "results" whose first holds "final" and
-    "alternatives", or the WebSocket interface's {"state": "listening"}."""
+    """Whether a JSON value is Watson's: "results" whose first holds "final" and
+    "alternatives" (none, with a "result_index": silence), an asynchronous job's (its
+    "results" a list of those), speaker labels alone, or {"state": "listening"}."""
     if not isinstance(first, dict):
         return False
-    if set(first) == {"state"}:
+    if set(first) == {"state"} or (set(first) == {"speaker_labels"}):
         return True
     results = first.get("results")
-    return isinstance(results, list) and bool(results) and isinstance(results[0], dict) and \
-        "final" in results[0] and isinstance(results[0].get("alternatives"), list)
+    if not isinstance(results, list):
+        return False
+    if not results:
+        return "result_index" in first
+    head = results[0]
+    return isinstance(head, dict) and ("final" in head and isinstance(
+        head.get("alternatives"), list) or "results" in head and is_watson(head))
 
 
 def read_watson(text: str, name: str, meta: dict) -> Transcript:
@@ -71,11 +79,14 @@ def _cues(layout: str, values: list) -> tuple[list, dict]:
     root, records = records_of(layout, values)
     expect_shape(records, is_watson,
                  "a Watson result ('results' with 'final' and 'alternatives')")
+    responses = [(path, response) for path, record in records
+                 for path, response in _responses(record, path)]
+    speakers: dict[tuple[float, float], str] = {}  # (a stream's labels: the latest hold)
+    for path, response in responses:
+        speakers.update(_speakers(response.get("speaker_labels"), path + ("speaker_labels",)))
     found = Layout()
-    for path, record in records:
-        record = _expect_object(record, path, "a Watson results object")
-        speakers = _speakers(record.get("speaker_labels"), path + ("speaker_labels",))
-        results = _expect_list(record.get("results", []), path + ("results",))
+    for path, response in responses:
+        results = _expect_list(response.get("results", []), path + ("results",))
         for r, result in enumerate(results):
             result_path = path + ("results", r)
             result = _expect_object(result, result_path, "a result object")
@@ -83,6 +94,17 @@ def _cues(layout: str, values: list) -> tuple[list, dict]:
                 _result(result, result_path, speakers, found)
     cues, meta = word_cues(found)
     return cues, {**meta, "values": root, "layout": layout}
+
+
+def _responses(record: Any, path: tuple) -> list[tuple[tuple, dict]]:
+    """The recognition responses of a record: itself, or those of an asynchronous job
+    ({"id", "status", "results": [{"result_index", "results"}]})."""
+    record = _expect_object(record, path, "a Watson results object")
+    results = record.get("results")
+    if isinstance(results, list) and results and all(
+            isinstance(r, dict) and "results" in r and "alternatives" not in r for r in results):
+        return [(path + ("results", k), response) for k, response in enumerate(results)]
+    return [(path, record)]
 
 
 def _result(result: dict, path: tuple, speakers: dict, found: Layout) -> None:
