@@ -20,7 +20,6 @@ cannot become subtitles.
 
 from __future__ import annotations
 
-import math
 import re
 
 from punctum.formats.transcript import MAX_SECONDS, Cue, Transcript, shown, split_tokens
@@ -149,9 +148,6 @@ def _seconds(value: str, rates: tuple[float, float]) -> float:
     if clock:
         hours, minutes, seconds, fraction, frames = clock.groups()
         total = int(hours) * 3600 + int(minutes) * 60 + int(seconds)
-        if frames and float(frames) >= math.ceil(frame_rate):
-            raise _TimeError(f"bad time {shown(value)} (frame {frames} of a second of "
-                             f"{frame_rate:g} frames)")
         total += float(fraction) if fraction else float(frames) / frame_rate if frames else 0
     elif offset := _OFFSET.match(text):
         number, unit = float(offset.group(1)), offset.group(2)
