@@ -74,8 +74,10 @@ def test_each_speakers_tier_is_a_text_and_only_its_values_change():
     assert formats.dumps(restored) == DOCUMENT.replace(
         ">so where are you going<", ">So where are you going?<").replace(
         ">we met tom &amp; ann<", ">We met Tom &amp; Ann.<").replace(">i see<", ">I see.<")
-    assert formats.dumps(formats.convert(restored, "text")) == (
-        "So where are you going?\nWe met Tom & Ann. I see.\n")
+    assert formats.dumps(formats.convert(restored, "text")) == (  # a line per turn, by time
+        "[Ann]: So where are you going?\n[Bob]: We met Tom & Ann. I see.\n")
+    assert formats.dumps(formats.convert(restored, "text", speakers=False)) == (
+        "So where are you going?\nWe met Tom & Ann. I see.\n")  # a line per tier
     timed, _ = _restored(DOCUMENT.replace('TIME_SLOT_ID="ts5"/>',
                                           'TIME_SLOT_ID="ts5" TIME_VALUE="7000"/>'),
                          "So where are you going? We met Tom & Ann. I see.")

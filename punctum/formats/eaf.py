@@ -1,7 +1,7 @@
 """ELAN annotation documents (.eaf), read and written for `formats`.
 
     punctum restore -i interview.eaf -o interview.restored.eaf
-    punctum restore -i interview.eaf --to text          # a line per tier
+    punctum restore -i interview.eaf --to text          # a labelled line per turn
     punctum restore -i interview.eaf --text-key Ann     # one tier, named by its TIER_ID
 
 The annotations of the tiers of utterances are restored: the independent tiers (those without

@@ -62,9 +62,10 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
     segments follow the leading-space convention and carry words when every token has
     times. WhisperX's, whisper.cpp's and ASS's speakers become voices (to WebVTT) or labels
     (to SubRip and text) unless `speakers` is False (the words alone, as `punctum eval`
-    scores them); the speakers' tiers of a TextGrid or ELAN document are written on one
-    timeline, by time, labelled so. To Whisper JSON, each segment gets its speaker as
-    WhisperX's "speaker".
+    scores them); the speakers' tiers of a TextGrid or ELAN document and the channels of a
+    cloud recogniser's response are written on one timeline, by time, labelled so (to text,
+    a line per turn, where the tiers hold utterances rather than a word a cue). To Whisper
+    JSON, each segment gets its speaker as WhisperX's "speaker".
     """
     if format == transcript.format:
         return transcript
@@ -100,9 +101,9 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
     # are written; records that carry none (WhisperX) get a space between words
     spacing = "written" if _carry_spaces([t for c in kept for t in c.tokens if t.extra]) \
         else "records"  # (cues read from text alone, not records, say nothing of it)
-    channels = _tier_speakers(transcript) if format == "text" and speakers and \
-        transcript.format in WORD_LISTS else None
-    if channels is not None:  # a recording's channels (a call's two sides): a line per turn
+    channels = _tier_speakers(transcript) if format == "text" and speakers and (
+        transcript.format in WORD_LISTS or _utterances(kept)) else None
+    if channels is not None:  # a call's channels, speakers' tiers of utterances: a line a turn
         return _conversation(sorted(kept, key=lambda c: (c.start is None, c.start or 0)),
                              channels, newline, write, spacing)
     if format == "text":  # one line per text the model sees as a whole
@@ -139,10 +140,17 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
     return Transcript(format, cues, meta)
 
 
+def _utterances(cues: Sequence[Cue]) -> bool:
+    """Whether cues hold utterances (two words or more on average), not a word each (the
+    word tiers of a forced aligner)."""
+    words = sum(1 for cue in cues for token in cue.tokens if token.text)
+    return bool(cues) and words >= 2 * len(cues)
+
+
 def _conversation(cues: list[Cue], channels: dict[int, str], newline: str,
                   write: Callable[[str], str], spacing: str) -> Transcript:
-    """Text of a recording's channels in the order of their times: a line for each run of
-    one channel's cues, labelled with the channel ("[Channel 0]: ")."""
+    """Text of a recording's channels or speakers' tiers in the order of their times: a line
+    for each run of one channel's cues, labelled with its name ("[Channel 0]: ", "[Ann]: ")."""
     lines: list[tuple[str, list[Cue]]] = []
     for cue in cues:
         if lines and lines[-1][0] == channels[id(cue)]:
