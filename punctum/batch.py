@@ -252,12 +252,18 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
     resegment_first = options.layout is not None and restored.format in formats.SUBTITLES
     if resegment_first:  # in its own format: WebVTT voices and timestamp tags still there
         restored = formats.resegment(restored, options.layout, punctuator.inventory)
+    # channels resegmented as WebVTT voices, then labelled for SubRip where the speaker
+    # changes (a label written first would not follow a turn resumed after an interjection)
+    via_voices = options.layout is not None and output_format == "srt" and \
+        formats.speakers_tiers(restored)
     try:
-        result = formats.convert(restored, output_format)
+        result = formats.convert(restored, "vtt" if via_voices else output_format)
     except ValueError as error:  # (a cue without times)
         raise ValueError(f"{source.name}: {error}") from None
     if options.layout is not None and not resegment_first:
         result = formats.resegment(result, options.layout, punctuator.inventory)
+    if via_voices:
+        result = formats.convert(result, "srt")
     formats.write(result, out, output_key=options.output_key)
 
 

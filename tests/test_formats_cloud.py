@@ -678,3 +678,19 @@ def test_watson_jobs_and_silence_are_read():
         "So what do you think? ")
     silent = formats.loads('{"result_index": 0, "results": []}', "auto", name="s.json")
     assert silent.format == "watson" and not silent.cues
+
+
+def test_a_turn_resumed_after_an_interjection_is_labelled_again(tiny_artifact, tmp_path):
+    long = [(w, 0.3 * k, 0.3 * k + 0.2) for k, w in enumerate(
+        "so the thing about the budget is that we need to look at every line of it and "
+        "decide what stays".split())]
+    path = _write(tmp_path, "call.json", json.dumps(_deepgram([
+        _dg_words(long), _dg_words([("right", 1.0, 1.2), ("i", 1.3, 1.4),
+                                    ("agree", 1.5, 1.8)])])))
+    out = tmp_path / "call.srt"
+    assert main(["restore", "-m", str(tiny_artifact), "-i", str(path), "--to", "srt",
+                 "--resegment", "--max-duration", "3", "-o", str(out)]) == 0
+    cues = [block.splitlines()[2:] for block in out.read_text().strip().split("\n\n")]
+    speakers = [line[1:line.index("]")] for cue in cues for line in cue[:1]
+                if line.startswith("[Channel")]
+    assert speakers[:3] == ["Channel 0", "Channel 1", "Channel 0"]  # labelled again

@@ -182,3 +182,19 @@ def test_speakers_tiers_to_whisper_json_carry_whisperx_speakers():
     assert [t.text for t in again.tokens][:2] == ["So", "where"]
     plain = json.loads(formats.dumps(formats.convert(restored, "whisper", speakers=False)))
     assert all("speaker" not in s for s in plain["segments"])
+
+
+def test_the_conversation_keeps_each_speakers_order_and_short_replies():
+    slots = {"ts1": 1000, "ts2": 2000, "ts3": None, "ts4": None, "ts5": 5000, "ts6": 6000,
+             "ts7": 2500, "ts8": 3000, "ts9": 5500, "ts10": 5800}
+    content = _eaf([("Ann", None, [("ts1 ts2", "one two three"), ("ts3 ts4", "four five six"),
+                                   ("ts5 ts6", "seven eight nine")]),
+                    ("Bob", None, [("ts7 ts8", "yes"), ("ts9 ts10", "ok")])], slots)
+    restored, _ = _restored(content, "One two three four five six seven eight nine. Yes. OK.")
+    assert formats.dumps(formats.convert(restored, "text")) == (
+        "[Ann]: One two three four five six\n[Bob]: Yes.\n[Ann]: seven eight nine.\n"
+        "[Bob]: OK.\n")  # an unaligned annotation follows the one before it; one-word replies
+    unnamed = content.replace('TIER_ID="Ann"', 'TIER_ID="Ann [1]"')
+    restored, _ = _restored(unnamed, "One two three four five six seven eight nine. Yes. OK.")
+    assert formats.dumps(formats.convert(restored, "text")).splitlines()[:2] == [
+        "One two three four five six", "[Bob]: Yes."]  # a name a label cannot hold: none

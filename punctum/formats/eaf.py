@@ -132,9 +132,10 @@ def _time_slots(root: ElementTree.Element, name: str) -> dict[str, float | None]
 def _chosen_tiers(root: ElementTree.Element, name: str, wanted: str | None, text: str,
                   span_of: dict) -> list[ElementTree.Element]:
     """The tier named `wanted`, else the tiers of utterances (annotations of several words;
-    not tiers of remarks): the independent ones (ELAN's tier per speaker), else dependent
-    ones (a Toolbox import's text under a tier of record ids), else every independent
-    tier."""
+    not tiers of remarks): the independent ones (ELAN's tier per speaker, with the
+    independent tiers of their linguistic type whose annotations are single words: a
+    speaker's short replies), else dependent ones (a Toolbox import's text under a tier of
+    record ids), else every independent tier."""
     tiers = root.findall("TIER")
     if wanted is not None:
         found = [t for t in tiers if t.get("TIER_ID") == wanted]
@@ -150,7 +151,12 @@ def _chosen_tiers(root: ElementTree.Element, name: str, wanted: str | None, text
     kept = [t for t in tiers if not ASIDE_TIER.search(t.get("TIER_ID", ""))]
     speech = [t for t in kept if holds_utterances(labels(t))]
     independent = [t for t in speech if t.get("PARENT_REF") is None]
-    return independent or speech or [t for t in kept if t.get("PARENT_REF") is None]
+    if independent:  # with them, a speaker's tier of one-word replies ("yes", "ok") of the
+        types = {t.get("LINGUISTIC_TYPE_REF") for t in independent}  # same linguistic type
+        return [t for t in kept if t in independent or (
+            t.get("PARENT_REF") is None and t.get("LINGUISTIC_TYPE_REF") in types
+            and any(label.strip() for label in labels(t)))]
+    return speech or [t for t in kept if t.get("PARENT_REF") is None]
 
 
 def dump_eaf(transcript: Transcript) -> str:

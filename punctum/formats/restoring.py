@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import html
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -101,11 +102,8 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
     # are written; records that carry none (WhisperX) get a space between words
     spacing = "written" if _carry_spaces([t for c in kept for t in c.tokens if t.extra]) \
         else "records"  # (cues read from text alone, not records, say nothing of it)
-    channels = _tier_speakers(transcript) if format == "text" and speakers and (
-        transcript.format in WORD_LISTS or _utterances(kept)) else None
-    if channels is not None:  # a call's channels, speakers' tiers of utterances: a line a turn
-        return _conversation(sorted(kept, key=lambda c: (c.start is None, c.start or 0)),
-                             channels, newline, write, spacing)
+    if format == "text" and speakers and _converses(transcript):  # a call's channels,
+        return _conversation(transcript, kept, newline, write, spacing)  # speakers' tiers
     if format == "text":  # one line per text the model sees as a whole
         kept_ids = {id(c) for c in kept}
         per_result = "documents" in transcript.meta  # a line for each, empty ones too
@@ -140,29 +138,48 @@ def convert(transcript: Transcript, format: str, speakers: bool = True) -> Trans
     return Transcript(format, cues, meta)
 
 
-def _utterances(cues: Sequence[Cue]) -> bool:
-    """Whether cues hold utterances (two words or more on average), not a word each (the
-    word tiers of a forced aligner)."""
-    words = sum(1 for cue in cues for token in cue.tokens if token.text)
-    return bool(cues) and words >= 2 * len(cues)
+def _converses(transcript: Transcript) -> bool:
+    """Whether the transcript is a conversation written a line per turn: a cloud
+    recogniser's channels, an ELAN document's speakers' tiers, a TextGrid's speakers' tiers
+    of utterances (not a word an interval), several of them timed."""
+    if transcript.format == "textgrid" and transcript.meta.get("word_tiers"):
+        return False
+    return transcript.format in (*WORD_LISTS, "eaf", "textgrid") and \
+        _tier_speakers(transcript) is not None
 
 
-def _conversation(cues: list[Cue], channels: dict[int, str], newline: str,
+def _conversation(transcript: Transcript, kept: Sequence[Cue], newline: str,
                   write: Callable[[str], str], spacing: str) -> Transcript:
     """Text of a recording's channels or speakers' tiers in the order of their times: a line
-    for each run of one channel's cues, labelled with its name ("[Channel 0]: ", "[Ann]: ")."""
-    lines: list[tuple[str, list[Cue]]] = []
-    for cue in cues:
-        if lines and lines[-1][0] == channels[id(cue)]:
+    for each run of one tier's cues, labelled with its name ("[Channel 0]: ", "[Ann]: "; no
+    label for a name a label cannot hold). Each tier's cues keep their order (an untimed cue
+    follows the one before it), merged with the others' by time."""
+    kept_ids = {id(c) for c in kept}
+    names = transcript.meta["tiers"]
+    tiers = []
+    for number, doc in enumerate(_documents(transcript)):
+        timed, start = [], 0.0
+        for i in doc:
+            cue = transcript.cues[i]
+            start = cue.start if cue.start is not None else start
+            if id(cue) in kept_ids:
+                timed.append((start, number, cue))
+        tiers.append(timed)
+    lines: list[tuple[int, list[Cue]]] = []
+    for _, number, cue in heapq.merge(*tiers, key=lambda item: item[0]):
+        if lines and lines[-1][0] == number:
             lines[-1][1].append(cue)
         else:
-            lines.append((channels[id(cue)], [cue]))
+            lines.append((number, [cue]))
     out = []
-    for name, run in lines:
+    for number, run in lines:
         tokens = _plain_tokens(_joined(run), "", False, write, spacing)
-        if tokens:
+        name = _speaker_name(names[number])
+        if tokens and name is not None:
             label = Token(f"[{name}]:", run[0].start, run[0].start)
-            out.append(Cue(None, None, (label, replace(tokens[0], before=" "), *tokens[1:])))
+            tokens = (label, replace(tokens[0], before=" "), *tokens[1:])
+        if tokens:
+            out.append(Cue(None, None, tuple(tokens)))
     return Transcript("text", tuple(out), {"newline": newline, "trailer": "\n"})
 
 

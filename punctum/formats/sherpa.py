@@ -68,10 +68,11 @@ def _cues(layout: str, values: list) -> tuple[list[Cue], dict]:
     cues, meta = record_cues(layout, values, _cue)
     streamed = len(cues) > 1 and all(isinstance(c.extra.get("segment"), int) and not
                                      isinstance(c.extra.get("segment"), bool) for c in cues)
-    if streamed:  # a segment's estimated end stops where the next segment starts
-        cues = [replace(cue, end=max(cue.start, min(cue.end, after.start)))
-                if not cue.extra.get("durations") and None not in (cue.end, after.start)
-                else cue for cue, after in zip(cues, cues[1:])] + cues[-1:]
+    if streamed:  # a segment's estimated end stops where a later next segment starts
+        cues = [replace(cue, end=min(cue.end, after.start))
+                if not cue.extra.get("durations") and None not in (cue.start, after.start)
+                and cue.start < after.start else cue
+                for cue, after in zip(cues, cues[1:])] + cues[-1:]
     meta["documents"] = [list(range(len(cues)))] if streamed or len(cues) == 1 else [
         [i] for i in range(len(cues))]
     return cues, meta
@@ -99,7 +100,7 @@ def _cue(record: Any, path: tuple) -> Cue:
     if durations and isinstance(pieces, list) and len(pieces) == len(starts):
         tokens = _timed_words(tokens, pieces, starts, durations, offset)
     # a token time starts a token: without durations, the last one is given a word's length
-    end = starts[-1] + (durations[-1] if durations else SECONDS_A_WORD)
+    end = min(starts[-1] + (durations[-1] if durations else SECONDS_A_WORD), MAX_SECONDS)
     return Cue(round(offset + starts[0], 6), round(offset + end, 6), tokens, extra=record)
 
 

@@ -90,6 +90,7 @@ def read_textgrid(text: str, name: str, meta: dict, tier: str | None = None) -> 
     names = [re.sub(r"\s+-\s+words?$", "", t.name.strip(), flags=re.IGNORECASE) or t.name
              for t in chosen]  # (MFA's "Ann - words": Ann)
     return Transcript("textgrid", tuple(cues), {**meta, "documents": documents, "tiers": names,
+                                                "word_tiers": all(map(_is_word_tier, chosen)),
                                                 "textgrid": {"text": text, "spans": spans}})
 
 
@@ -184,6 +185,16 @@ def _tiers(reader: _Reader) -> list[_Tier]:
     return tiers
 
 
+def _named(tier: _Tier) -> str:
+    return " ".join(tier.name.lower().split())
+
+
+def _is_word_tier(tier: _Tier) -> bool:
+    """Whether a tier is named for words ("words", MFA's "Ann - words")."""
+    return _named(tier) in _WORD_TIERS or _named(tier).endswith(
+        tuple(f" - {w}" for w in _WORD_TIERS))
+
+
 def _chosen_tiers(tiers: list[_Tier], name: str, wanted: str | None) -> list[_Tier]:
     """The tiers to restore: the interval tier named `wanted`, else as the module docstring
     says."""
@@ -198,12 +209,9 @@ def _chosen_tiers(tiers: list[_Tier], name: str, wanted: str | None) -> list[_Ti
     if not intervals:
         raise ValueError(f"{name}: the TextGrid has no interval tier to restore")
 
-    def named(tier: _Tier) -> str:
-        return " ".join(tier.name.lower().split())
-    words = [t for t in intervals if named(t) in _WORD_TIERS
-             or named(t).endswith(tuple(f" - {w}" for w in _WORD_TIERS))]
-    texts = [t for t in intervals if named(t) in _TEXT_TIERS][:1]
-    not_phones = [t for t in intervals if "phon" not in named(t)]  # (SPPAS: PhonAlign)
+    words = [t for t in intervals if _is_word_tier(t)]
+    texts = [t for t in intervals if _named(t) in _TEXT_TIERS][:1]
+    not_phones = [t for t in intervals if "phon" not in _named(t)]  # (SPPAS: PhonAlign)
     utterances = [t for t in not_phones if not ASIDE_TIER.search(t.name)  # (as ELAN exports
                   and holds_utterances([label.value for _, _, label in t.intervals])]  # them)
     return words or texts or utterances or not_phones[:1] or intervals[:1]
