@@ -184,38 +184,40 @@ def channel_key(value: Any, path: tuple) -> Any:
 def word_cues(layout: Layout, channel_names: Callable[[list], list[str] | None] | None = None
               ) -> tuple[list[Cue], dict]:
     """Cues of the layout's items and the meta to write them back: "places" (per cue, the
-    place of each token's record; a Text's place alone), "documents" (cue indexes per
-    channel, in the order first said) and, for several channels of one recording, "tiers"
-    (their names from `channel_names`, None where the channels are separate recordings;
-    `convert` writes tiers on one timeline)."""
+    place of each token's record; a Text's place alone; cues in the order they close, each
+    channel's in the order said), "documents" (cue indexes per channel) and, for several
+    channels of one recording, "tiers" (their names from `channel_names`, None where the
+    channels are separate recordings; `convert` writes tiers on one timeline)."""
     cues, places, by_channel = [], [], {}
-    run: list[Word] = []
+    runs: dict[Hashable, list[Word]] = {}  # each channel's open run: another channel's words
+    # (crosstalk, words listed by time across channels) do not cut it
 
-    def close() -> None:
+    def close(channel: Hashable) -> None:
+        run = runs.pop(channel, None)
         if run:
             tokens = tuple(Token("" if is_filler(w.text.strip()) else w.text.strip(),
                                  w.start, w.end, before=_gap(run[k - 1], w) if k else "")
                            for k, w in enumerate(run))
             timed = run[0].start is not None and run[-1].end is not None
             speaker = run[0].speaker
-            by_channel.setdefault(run[0].channel, []).append(len(cues))
+            by_channel.setdefault(channel, []).append(len(cues))
             cues.append(Cue(run[0].start if timed else None, run[-1].end if timed else None,
                             tokens, extra={"speaker": speaker} if speaker else {}))
             places.append([w.place for w in run])
-            run.clear()
 
     for item in layout.items:
         if isinstance(item, Text):
-            close()
+            close(item.channel)
             by_channel.setdefault(item.channel, []).append(len(cues))
             cues.append(Cue(item.start, item.end, fillers_kept_out(split_tokens(item.text))))
             places.append(item.place)
             continue
-        if run and (item.opens or item.speaker != run[-1].speaker
-                    or item.channel != run[-1].channel or _paused(run[-1], item)):
-            close()
-        run.append(item)
-    close()
+        run = runs.get(item.channel)
+        if run and (item.opens or item.speaker != run[-1].speaker or _paused(run[-1], item)):
+            close(item.channel)
+        runs.setdefault(item.channel, []).append(item)
+    for channel in list(runs):
+        close(channel)
     meta: dict = {"places": places, "copies": layout.copies, "spelt": layout.spelt,
                   "documents": list(by_channel.values())}
     names = channel_names(list(by_channel)) if channel_names and len(by_channel) > 1 else None
