@@ -742,7 +742,8 @@ MALFORMED = [
      "m.jsonl:2: no 'pred_text' key"),
     ("m.jsonl", '[{"audio_filepath": "a.wav", "pred_text": "a"}]',
      "m.jsonl:1: expected a manifest object"),
-    ("what.json", '{"foo": 1}', "what.json:1: cannot tell which JSON format"),
+    ("what.json", '{"foo": 1}', "what.json:1: cannot tell which JSON format this is (its "
+                                "keys: 'foo')"),
     ("long.srt", "1\n00:00:01,000 --> 00:00:02,000\nhi\n\n%s\n" % ("7" * 100_000),
      "long.srt:6: expected a timestamp line 'HH:MM:SS,mmm --> HH:MM:SS,mmm' after cue "
      "number '%s..." % ("7" * 59)),  # a line of any length: cut in the message

@@ -43,7 +43,7 @@ from punctum.formats.subtitles import (
 )
 from punctum.formats.tables import dump_table, read_table
 from punctum.formats.textgrid import dump_textgrid, looks_like_textgrid, read_textgrid
-from punctum.formats.transcript import FORMATS, TABLES, Transcript
+from punctum.formats.transcript import FORMATS, TABLES, Transcript, shown
 from punctum.formats.ttml import dump_ttml, looks_like_ttml, read_ttml
 from punctum.formats.watson import dump_watson, is_watson, read_watson
 from punctum.formats.whispercpp import dump_whispercpp, is_whispercpp, read_whispercpp
@@ -463,9 +463,8 @@ def _classify_json(values: list[tuple[int, Any]], name: str) -> str:
     found = asr.classify_json(first)
     if found:
         return found
+    keys = ", ".join(shown(key, 20) for key in list(first)[:6]) or "none"
     raise ValueError(f"{name}:{values[0][0] if values else 1}: cannot tell which JSON "
-                     f"format this is (no 'segments', 'transcription', 'result', 'partial', "
-                     f"'audio_filepath', 'pred_text', 'results', 'words', 'chunks', 'tokens' or "
-                     f"'t' key); give the format (whisper, whispercpp, vosk, nemo, hf, sphinx, "
-                     f"sherpa, deepgram, assemblyai, google, watson; or text, to restore it as "
-                     f"text)")
+                     f"format this is (its keys: {keys}); give the format (whisper, "
+                     f"whispercpp, vosk, nemo, hf, sphinx, sherpa, deepgram, assemblyai, google, "
+                     f"watson; or text, to restore it as text)")
