@@ -128,12 +128,10 @@ def _message(record: dict, path: tuple, found: Layout) -> None:
     if isinstance(listed, list) and listed:
         alt_path = path + ("channel", "alternatives", 0)
         alternative = _expect_object(listed[0], alt_path, "an alternative object")
-        first = len(found.items)
         words = words_of(alternative, alt_path)
         keys = [_key(word, alt_path + ("words", k)) for k, word in enumerate(words)]
-        _alternative(alternative, alt_path, channel, set(), found, words, keys)
-        if len(found.items) > first and isinstance(found.items[first], Word):
-            found.items[first] = _opened(found.items[first])
+        _alternative(alternative, alt_path, channel, {alt_path + ("words", 0)}, found, words,
+                     keys)
 
 
 def _alternative(alternative: dict, alt_path: tuple, channel, opening: set, found: Layout,
@@ -193,10 +191,6 @@ def _speaker(word: dict) -> str | None:
     if isinstance(speaker, bool) or not isinstance(speaker, (int, str)) or speaker == "":
         return None
     return f"Speaker {speaker}"
-
-
-def _opened(word: Word) -> Word:
-    return Word(word.place, word.text, word.start, word.end, word.speaker, word.channel, True)
 
 
 def _put(word: dict, text: str) -> None:

@@ -52,6 +52,7 @@ from punctum.formats.wordlists import (
     Layout,
     Text,
     Word,
+    at,
     channel_key,
     channel_names,
     dump_words,
@@ -140,7 +141,7 @@ def _cues(layout: str, values: list) -> tuple[list, dict]:
             _expect_list(results, path + ("results",))
             lists.append((path + ("results",), ()))
     results = [(at_path + (r,), result, number) for at_path, number in lists
-               for r, result in enumerate(_at(root, at_path))]
+               for r, result in enumerate(at(root, at_path))]
     flagged = any(isinstance(result, dict) and {"isFinal", "is_final"} & set(result)
                   for _, result, _ in results)  # (protobuf's JSON leaves out isFinal: false)
     reading = _Reading()
@@ -160,12 +161,6 @@ def _final(result: dict, flagged: bool) -> bool:
     if flag is not None:
         return flag is True
     return not flagged and "stability" not in result
-
-
-def _at(root: Any, path: tuple) -> Any:
-    for key in path:
-        root = root[key]
-    return root
 
 
 class _Reading:

@@ -242,6 +242,9 @@ def written(transcript: Transcript, values: Any, text_of: Callable[[dict], str],
     "punctuated_word" is then on all of them), into each Text's string, and into each
     transcript that spelt its words as `text_of(record)` read them."""
     meta = transcript.meta
+    every = [p for places in meta["places"] if not isinstance(places, tuple) for p in places]
+    every += [c for copies in meta["copies"].values() for c in copies]
+    old = {place: text_of(at(values, place)) for place in every}  # each word as read
     new: dict[Place, str] = {}
     texts: dict[Place, str] = {}
     for cue, places in zip(transcript.cues, meta["places"]):
@@ -250,23 +253,21 @@ def written(transcript: Transcript, values: Any, text_of: Callable[[dict], str],
             continue
         for token, place in zip(cue.tokens, places):
             if token.text:
-                new[place] = _padded(token.text, text_of(at(values, place)))
+                new[place] = _padded(token.text, old[place])
     for original, copies in meta["copies"].items():
         for place in copies:
             if original in new:
                 new[place] = new[original]
-    changed = any(text != text_of(at(values, place)) for place, text in new.items())
+    changed = any(text != old[place] for place, text in new.items())
     if not changed and all(text == at(values, place) for place, text in texts.items()):
         return values
     out = json.loads(json.dumps(values))  # a deep copy (JSON values: twice deepcopy's speed)
-    every = [p for places in meta["places"] if not isinstance(places, tuple) for p in places]
-    every += [c for copies in meta["copies"].values() for c in copies]
     for place in every if changed else ():
-        put(at(out, place), new.get(place, text_of(at(values, place))))
+        put(at(out, place), new.get(place, old[place]))
     for place, text in texts.items():
         at(out, place[:-1])[place[-1]] = text
     for text_place, word_places in meta["spelt"] if changed else ():
-        old_parts = [text_of(at(values, p)) for p in word_places]
+        old_parts = [old[p] for p in word_places]
         new_parts = [new.get(p, part) for p, part in zip(word_places, old_parts)]
         rebuilt = respaced(at(values, text_place), old_parts, new_parts)
         if rebuilt is not None:
