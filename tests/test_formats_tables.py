@@ -76,6 +76,51 @@ def test_each_row_is_restored_as_a_text_of_its_own_and_the_rest_is_kept():
                    '2,agent,1.5,Good morning.\n')
 
 
+# Written for these tests: Whisper's TSV (start and end in milliseconds), a sentence across rows.
+WHISPER_TSV = ("start\tend\ttext\n"
+               "0\t1500\tso what do you think about\n"
+               "1500\t3000\tthe new plan i think it is\n"
+               "3000\t4200\tgreat\n")
+
+
+def test_rows_with_start_times_are_segments_and_context_flows_across_them():
+    reference = "So what do you think about the new plan? I think it is great."
+    out, punctuator = _restored(WHISPER_TSV, reference, format="tsv")
+    assert punctuator.calls == [normalize(reference)]  # one text, not three
+    assert out == ("start\tend\ttext\n"
+                   "0\t1500\tSo what do you think about\n"  # no sentence end forced here
+                   "1500\t3000\tthe new plan? I think it is\n"
+                   "3000\t4200\tgreat.\n")
+    untimed = "text\n" + "".join(line.split("\t")[2] for line in WHISPER_TSV.splitlines(True)[1:])
+    _, punctuator = _restored(untimed, reference, format="tsv")
+    assert len(punctuator.calls) == 3  # no start column: each row a text of its own
+
+
+@pytest.mark.parametrize("content, documents", [
+    ("start,text\n0,a\n1,b\n2,c\n", [[0, 1, 2]]),
+    ("Start_Time,text\n00:00:01.5,a\n00:01:00,b\n1:00:00,c\n", [[0, 1, 2]]),
+    ("begin,text\n5,a\n1,b\n2,c\n", [[0], [1, 2]]),  # the time goes back: another recording
+    ("start,speaker,text\n0,A,a\n1,A,b\n2,B,c\n3,A,d\n", [[0, 1], [2], [3]]),
+    ("call_id,start,text\n7,0,a\n7,1,b\n8,2,c\n", [[0, 1], [2]]),
+    ("start,text\n0,a\nsoon,b\n1,c\n\n0.5,d\n", [[0, 1, 2], [3]]),  # unread time: skipped
+    ("id,speaker,text\n1,A,a\n2,A,b\n", None),  # no start column
+])
+def test_a_table_with_a_start_column_is_cut_into_texts_by_speaker_recording_and_time(
+        content, documents):
+    assert formats.loads(content, "csv").meta.get("documents") == documents
+
+
+def test_a_streamed_table_of_segments_flows_across_rows_within_a_chunk():
+    from punctum.formats.tables import stream_table
+
+    reference = "So what do you think about the new plan? I think it is great."
+    punctuator = ScriptedPunctuator(reference)
+    pieces = stream_table(io.StringIO(WHISPER_TSV, newline=""), "tsv", "t",
+                          lambda t: formats.restore_transcript(t, punctuator))
+    assert "".join(pieces) == _restored(WHISPER_TSV, reference, format="tsv")[0]
+    assert punctuator.calls == [normalize(reference)]
+
+
 def test_a_changed_row_is_written_in_the_quoting_of_the_file():
     content = '"id","text"\r\n"1","so what now"\r\n'
     out, _ = _restored(content, "So, what now?")
@@ -183,7 +228,9 @@ def test_restore_cli_reads_and_writes_tables(tmp_path, capsys, tiny_artifact):
                                                           ["1", "customer", "3.2"]]
     assert main(["restore", "-i", str(path), "--to", "text", "-m", str(tiny_artifact)]) == 0
     texts = capsys.readouterr().out.split("\n")
-    assert len(texts) == 5 and texts[2:] == ["", texts[3], ""]  # a line for each row's text
+    # a line for each text: a speaker's turn in a call (call 2's agent: a row without text
+    # and one with, one turn)
+    assert len(texts) == 4 and texts[3] == "" and all(texts[:3])
     srt = _write(tmp_path, "a.srt", "1\n00:00:00,000 --> 00:00:01,000\nso\n")
     assert main(["restore", "-i", str(srt), "--text-key", "x", "-m", str(tiny_artifact)]) == 2
     assert "for NeMo manifests and CSV/TSV tables (--text-key also for TextGrid and ELAN " \

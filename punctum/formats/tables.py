@@ -6,9 +6,14 @@
 The first row that is not blank names the columns. The text column is `text_key`, or by
 default the first of the names text, transcript, transcription, utterance, sentence and
 pred_text (tried in this order, in any case, spaces around ignored) that the header holds.
-Each row's text is a text of its own (a turn of a call, an utterance): context does not
-flow from row to row. The restored text replaces the column's, or goes into a new column
-`output_key`, after the header's last (cells a row has beyond the header move right).
+Each row's text is a text of its own (an utterance of a corpus), unless the header names a
+start column (start, start_time, begin, ...): then the rows are segments of recordings
+(Whisper's TSV "start end text", a call log's turns) and context flows from row to row, a
+sentence ending only where the model ends one, as between subtitle cues; a text ends where
+the speaker column (speaker, spk, role, channel, ...) or the recording column (file, path,
+call_id, conversation_id, ...) changes value, or where the start time goes back. The
+restored text replaces the column's, or goes into a new column `output_key`, after the
+header's last (cells a row has beyond the header move right).
 
 CSV: the delimiter is the one of ``,`` ``;`` tab ``|`` (preferred in this order on a tie)
 that every one of the first lines holds most of, outside quotes; cells are read with CSV
@@ -38,6 +43,17 @@ _DELIMITERS = (",", ";", "\t", "|")
 _SAMPLE_LINES = 5  # the first lines, whose delimiter is the table's
 _MAX_AHEAD = 10_000  # lines read ahead for them at most (blank lines, cells of many lines)
 CHUNK_WORDS = 20_000  # words restored at a time by `stream_table`
+# Columns that make the rows segments of recordings (names compared lowercased, stripped):
+# the start time, and the speaker and recording whose change ends a text.
+START_COLUMNS = ("start", "start_time", "starttime", "start_ms", "start_s", "start_sec",
+                 "begin", "begin_time", "offset")
+SPEAKER_COLUMNS = ("speaker", "speaker_id", "speaker_label", "speaker_name", "spk", "role",
+                   "channel", "party")
+RECORDING_COLUMNS = ("file", "filename", "file_name", "path", "audio", "audio_path",
+                     "audio_file", "audio_filepath", "recording", "recording_id", "call",
+                     "call_id", "conversation", "conversation_id", "session", "session_id",
+                     "episode", "episode_id", "meeting", "meeting_id", "document", "doc_id")
+_CLOCK = re.compile(r"^(?:(\d+):)?(\d+):(\d+(?:[.,]\d+)?)$")  # [h:]mm:ss[.fff]
 
 # A whole call may sit in one cell: no limit but memory (csv's default is 131,072 characters;
 # the setting is the csv module's, for the process).
@@ -99,7 +115,9 @@ def read_table(text: str, name: str, meta: dict, format: str,
     column = _text_column(rows[header].cells, text_key, f"{name}:{_line(rows, header)}")
     table = Table(tuple(rows), header, column, reader.delimiter, reader.quoted)
     cues = tuple(_row_cue(rows[i], column) for i in table.data_rows())
-    return Transcript(format, cues, {**meta, "table": table, "text_key": table.names[column]})
+    documents = row_documents(table, [rows[i] for i in table.data_rows()])
+    return Transcript(format, cues, {**meta, "table": table, "text_key": table.names[column],
+                                     **({"documents": documents} if documents else {})})
 
 
 def _row_ending(text: str) -> str:
@@ -152,10 +170,56 @@ def _restored_chunk(table: Table, rows: list[Row], format: str,
                     new_column: bool) -> Iterator[str]:
     """The rows' text with each data row's text restored (one `restore` call for all)."""
     cues = tuple(_row_cue(row, table.column) for row in rows if row.cells)
-    restored = iter(restore(Transcript(format, cues)).cues if cues else ())
+    documents = row_documents(table, rows)
+    meta = {"documents": documents} if documents else {}
+    restored = iter(restore(Transcript(format, cues, meta)).cues if cues else ())
     for row in rows:
         yield (_restored_row(table, row, next(restored), target, new_column) if row.cells
                else row.raw)
+
+
+def row_documents(table: Table, rows: list[Row]) -> list[list[int]] | None:
+    """For a table of segments of recordings (its header names a start column), the texts
+    the model sees as wholes, each a list of indexes into the non-blank rows of `rows` (in
+    order): runs of rows of one speaker and one recording whose start times do not go back.
+    None for a table of separate texts (no start column: each row a text of its own)."""
+    names = [n.strip().lower() for n in table.names]
+    start = _first_of(names, START_COLUMNS)
+    if start is None or start == table.column:
+        return None
+    keys = [k for k in (_first_of(names, SPEAKER_COLUMNS), _first_of(names, RECORDING_COLUMNS))
+            if k is not None and k != table.column]
+    documents: list[list[int]] = []
+    last_key: tuple[str, ...] | None = None
+    last_time: float | None = None
+    for index, row in enumerate(r for r in rows if r.cells):
+        key = tuple(_cell(row.cells, k).strip() for k in keys)
+        time = _seconds(_cell(row.cells, start))
+        if key != last_key or (time is not None and last_time is not None and time < last_time):
+            documents.append([])
+        documents[-1].append(index)
+        last_key, last_time = key, time if time is not None else last_time
+    return documents
+
+
+def _first_of(names: list[str], candidates: tuple[str, ...]) -> int | None:
+    """The index in `names` of the first of `candidates` it holds, or None."""
+    return next((names.index(c) for c in candidates if c in names), None)
+
+
+def _seconds(cell: str) -> float | None:
+    """A start time as a number ("12.5", "12500", "00:01:02.5", "1:02,5"), or None (the
+    column's unit, whatever it is, only compares rows)."""
+    cell = cell.strip()
+    clock = _CLOCK.match(cell)
+    if clock:
+        hours, minutes, seconds = clock.groups()
+        return int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds.replace(",", "."))
+    try:
+        value = float(cell)
+    except ValueError:
+        return None
+    return value if value == value else None  # (not NaN)
 
 
 class RowReader:
