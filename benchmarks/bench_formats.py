@@ -3,7 +3,8 @@
     python benchmarks/bench_formats.py --words 200000 --threads 2
 
 Generates files of about --words words (a sentence written for this script, repeated, in short
-utterances) as plain text, a CSV table, SRT, Whisper JSON with word timings, a Vosk result
+utterances) as plain text (restored a line a text, and with --paragraphs: the file one text),
+a CSV table, SRT, Whisper JSON with word timings, a Vosk result
 list, an ASS script, sherpa-onnx streaming results (JSON lines), a TTML document, an ELAN
 document of two speakers' tiers, and a Deepgram, an AssemblyAI (both diarised, with utterances
 that copy the words) and a Google Speech-to-Text response, restores each with `punctum restore
@@ -189,7 +190,9 @@ KINDS = {"text": (".txt", 12, write_text), "csv": (".csv", 12, write_csv),
          "vosk": (".json", 12, write_vosk), "ass": (".ass", 8, write_ass),
          "sherpa": (".jsonl", 12, write_sherpa), "ttml": (".ttml", 8, write_ttml),
          "eaf": (".eaf", 12, write_eaf), "deepgram": (".json", 12, write_deepgram),
-         "assemblyai": (".json", 12, write_assemblyai), "google": (".json", 12, write_google)}
+         "assemblyai": (".json", 12, write_assemblyai), "google": (".json", 12, write_google),
+         "text-paragraphs": (".txt", 12, write_text)}
+FLAGS = {"text-paragraphs": ["--paragraphs"]}  # `punctum restore` flags of a kind
 
 
 def run(kind: str, n_words: int, threads: int, folder: Path) -> dict:
@@ -197,7 +200,8 @@ def run(kind: str, n_words: int, threads: int, folder: Path) -> dict:
     source = folder / f"{kind}{suffix}"
     write(source, utterances(n_words, size))
     command = [sys.executable, "-m", "punctum", "restore", "-i", str(source), "-o",
-               str(folder / f"out-{kind}{suffix}"), "--threads", str(threads)]
+               str(folder / f"out-{kind}{suffix}"), "--threads", str(threads),
+               *FLAGS.get(kind, [])]
     start = time.perf_counter()
     peak_kb = int(subprocess.run([sys.executable, "-c", _PEAK_OF_CHILD, *command],
                                  check=True, capture_output=True, text=True).stdout)

@@ -4,9 +4,10 @@
 
 test2011's words (Che's, for punctuation; the cased XML source's, for casing) are cut into
 rows of 4 to 20 words (drawn with a fixed seed, as a recogniser's segments fall: across
-sentences) and written three ways: Whisper's TSV (start, end, text: the rows are segments of
-one recording and context flows from row to row), a TSV of the text column alone (each row a
-text of its own), and plain text on one line (the whole text at once). Each file is restored
+sentences) and written as Whisper's TSV (start, end, text: the rows are segments of one
+recording and context flows from row to row), a TSV of the text column alone (each row a text
+of its own), text a row a line (restored with `--paragraphs`, without it: each line a text, and with
+`--stream`), and plain text on one line (the whole text at once). Each file is restored
 with `punctum restore -i FILE -o OUT`, its rows joined back and scored against the reference
 as `bench_iwslt.py` scores (P / R / F1 in %).
 """
@@ -38,19 +39,26 @@ def rows_of(words: tuple[str, ...], seed: int = 0) -> list[str]:
     return rows
 
 
-def layouts(rows: list[str]) -> dict[str, tuple[str, str]]:
-    """File name and content of each layout."""
+def layouts(rows: list[str]) -> dict[str, tuple[str, str, list[str]]]:
+    """File name, content and extra `punctum restore` flags of each layout."""
     timed = "start\tend\ttext\n" + "".join(f"{i * 3000}\t{i * 3000 + 2900}\t{row}\n"
                                           for i, row in enumerate(rows))
     untimed = "text\n" + "".join(row + "\n" for row in rows)
-    return {"Whisper TSV (start, end, text): rows of one recording": ("timed.tsv", timed),
-            "TSV of a text column: each row a text": ("rows.tsv", untimed),
-            "plain text, one line: the whole text at once": ("whole.txt", " ".join(rows) + "\n")}
+    lines = "".join(row + "\n" for row in rows)
+    return {"Whisper TSV (start, end, text): rows of one recording": ("timed.tsv", timed, []),
+            "TSV of a text column: each row a text": ("rows.tsv", untimed, []),
+            "text, a row a line, `--paragraphs`": ("lines.txt", lines, ["--paragraphs"]),
+            "text, a row a line: each line a text": ("lines.txt", lines, []),
+            "text, a row a line, `--stream` (4 words of look-ahead)": ("lines.txt", lines,
+                                                                       ["--stream"]),
+            "plain text, one line: the whole text at once": ("whole.txt", " ".join(rows) + "\n",
+                                                             [])}
 
 
-def restored_text(path: Path, out: Path, model: str, threads: int) -> str:
+def restored_text(path: Path, out: Path, model: str, threads: int, flags: list[str]) -> str:
     """The file restored by the CLI, its rows' texts joined with spaces."""
-    argv = ["restore", "-i", str(path), "-o", str(out), "-m", model, "--threads", str(threads)]
+    argv = ["restore", "-i", str(path), "-o", str(out), "-m", model, "--threads", str(threads),
+            *flags]
     if punctum_main(argv) != 0:
         raise SystemExit(f"punctum restore failed on {path}")
     return " ".join(cue.text for cue in formats.read(out).cues if cue.text)
@@ -74,10 +82,11 @@ def main() -> None:
         results = {}
         for reference, kind in ((che, "punct"), (xml, "case")):
             rows = rows_of(reference.labelled.words)
-            for name, (file, content) in layouts(rows).items():
+            for name, (file, content, flags) in layouts(rows).items():
                 path = tmp / f"{kind}-{file}"
                 path.write_text(content, encoding="utf-8")
-                text = restored_text(path, tmp / f"out-{kind}-{file}", args.model, args.threads)
+                text = restored_text(path, tmp / f"out-{kind}-{file}", args.model, args.threads,
+                                     flags)
                 hyp = ScoredFile(parse(text, inventory), is_final=None, has_case=True)
                 results.setdefault(name, {})[kind] = score(reference, hyp, inventory)
                 results[name]["rows"] = len(rows)

@@ -51,6 +51,7 @@ _TRANSCRIPT_SUFFIXES = frozenset({".srt", ".vtt", ".sbv", ".ass", ".ssa", ".lrc"
                                   ".ctm", ".json", ".jsonl", ".csv", ".tsv", ".txt"})
 
 OUTPUT_FORMATS = ("srt", "vtt", "text", "json")
+PARAGRAPH_CHUNK_WORDS = 20_000  # --paragraphs: words restored at a time
 JSON_FORMATS = ("whisper", "whispercpp", "vosk", "nemo", "sphinx", "hf", "sherpa", "deepgram",
                 "assemblyai", "google", "watson")
 # Names of files that are being written by another program (editors, downloads) or by us.
@@ -81,6 +82,8 @@ class FileOptions:
         stream_lookahead: text input as one stream of words (line breaks are not text
             ends): each word written, with its mark and case, once this many words have
             followed it, a line break after each sentence (`Punctuator.stream`); None: off.
+        paragraphs: text input: each paragraph (lines up to a blank one) is one text, its
+            line breaks kept (a recogniser's segment a line), not each line.
     """
 
     restore: RestoreOptions = field(default_factory=RestoreOptions)
@@ -93,6 +96,7 @@ class FileOptions:
     errors: str = "strict"
     line_buffered: bool = False
     stream_lookahead: int | None = None
+    paragraphs: bool = False
 
     def __post_init__(self) -> None:
         if self.input_format not in ("auto", *formats.FORMATS):
@@ -153,6 +157,15 @@ class FileOptions:
                     "JSON (--json)" if self.as_json else f"--to {self.to}")
             raise ValueError(f"{name}: --stream restores plain text into plain text, not "
                              f"{what}")
+        if self.paragraphs and input_format != "text":
+            raise ValueError(f"{name}: --paragraphs is for plain text input, not "
+                             f"{input_format}")
+        if self.paragraphs and (self.as_json or self.line_buffered or self.to
+                                not in (None, "text") or self.stream_lookahead is not None):
+            what = ("--json" if self.as_json else "--line-buffered" if self.line_buffered
+                    else "--stream" if self.stream_lookahead is not None else f"--to {self.to}")
+            raise ValueError(f"{name}: --paragraphs writes plain text, a paragraph at a "
+                             f"time; it does not go with {what}")
         if self.line_buffered and input_format != "text":
             raise ValueError(f"{name}: --line-buffered is for plain text input, not "
                              f"{input_format}")
@@ -222,6 +235,8 @@ def restore_source(punctuator, source: Source, out: TextIO, options: FileOptions
             lines = itertools.chain(head, lines)
         chunks = (_stream_words(punctuator, lines, options.restore, options.stream_lookahead)
                   if options.stream_lookahead is not None else
+                  _restore_paragraphs(punctuator, lines, options.restore)
+                  if options.paragraphs else
                   _restore_lines(punctuator, lines, options.restore, as_json,
                                  chunk_lines=1 if options.line_buffered else 64))
         for chunk in chunks:
@@ -449,6 +464,25 @@ def _restore_lines(punctuator, lines: Iterable[str], options: RestoreOptions,
             yield from _json_long_line(punctuator, line, options)
             continue
         yield json.dumps(json_line(punctuator, line, options), ensure_ascii=False) + "\n"
+
+
+def _restore_paragraphs(punctuator, lines: Iterable[str], options: RestoreOptions,
+                        chunk_words: int = PARAGRAPH_CHUNK_WORDS) -> Iterator[str]:
+    """Restored lines, each paragraph one text (`formats.restore_paragraphs`), read and
+    restored about `chunk_words` words at a time (a longer paragraph is cut at a line there,
+    ending a text), so that a file of any length fits in memory."""
+    chunk: list[str] = []
+    words = 0
+    for line in lines:
+        chunk.append(line)
+        words += len(line.split())
+        if words >= chunk_words:
+            yield "".join(f"{out}\n" for out in formats.restore_paragraphs(
+                punctuator, chunk, options))
+            chunk, words = [], 0
+    if chunk:
+        yield "".join(f"{out}\n" for out in formats.restore_paragraphs(punctuator, chunk,
+                                                                       options))
 
 
 def json_line(punctuator, line: str, options: RestoreOptions) -> dict:

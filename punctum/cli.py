@@ -171,10 +171,12 @@ def _add_restore(subparsers) -> None:
         "restore", help="punctuate and case text, subtitles or ASR JSON (bundled model default)",
         description="Restore punctuation, casing and sentence boundaries. Text comes from "
                     "the arguments, from --input files, or from stdin; one output line per "
-                    "input line. Subtitles (SRT, WebVTT, SBV) and ASR JSON (Whisper, "
+                    "input line, each a text (--paragraphs: lines up to a blank line one "
+                    "text). Subtitles (SRT, WebVTT, SBV) and ASR JSON (Whisper, "
                     "whisper.cpp, Vosk, NeMo manifests, Deepgram, AssemblyAI, Google, Watson) "
                     "keep every timing; context flows "
-                    "across cues. CSV/TSV tables: the text column of each row. --input-dir "
+                    "across cues. CSV/TSV tables: the text column of each row (with a start "
+                    "column, rows are segments and context flows across them). --input-dir "
                     "restores every file under a folder into --output-dir (resumable; "
                     "--jobs worker processes).")
     parser.add_argument("text", nargs="*", help="text to restore (default: read stdin)")
@@ -268,6 +270,10 @@ def _add_restore_options(parser) -> None:
     parser.add_argument("--lookahead", type=int, metavar="N",
                         help="--stream: words of right context before a word is final "
                              "(default 4)")
+    parser.add_argument("--paragraphs", action="store_true",
+                        help="text: a paragraph (lines up to a blank line) is one text and "
+                             "its line breaks stay (a recogniser's segment a line, Whisper's "
+                             ".txt), not each line")
     parser.add_argument("--text-key",
                         help="NeMo manifests: the key to restore (default: pred_text); CSV/TSV "
                              "tables: the column (default: the first named text, transcript, "
@@ -290,7 +296,8 @@ def _run_restore(args) -> int:
         raise ValueError("--jobs and --overwrite are for --input-dir")
     options = _file_options(args)
     sources = _restore_sources(args, options)
-    if any(s.name == "<stdin>" and s.format == "text" for s in sources) and sys.stdin.isatty():
+    if any(s.name == "<stdin>" and s.format == "text" for s in sources) and \
+            sys.stdin.isatty() and not options.paragraphs:
         options = dataclasses.replace(options, line_buffered=True)  # typed: answer each line
     for source in sources:  # option conflicts before the model loads or any output is written
         options.check(source.name, source.format)
@@ -427,7 +434,8 @@ def _file_options(args):
                        as_json=args.json, layout=_restore_layout(args), text_key=args.text_key,
                        output_key=args.output_key, errors=args.errors,
                        line_buffered=getattr(args, "line_buffered", False),
-                       stream_lookahead=_stream_lookahead(args))
+                       stream_lookahead=_stream_lookahead(args),
+                       paragraphs=getattr(args, "paragraphs", False))
 
 
 def _stream_lookahead(args) -> int | None:
@@ -711,6 +719,7 @@ def _run_batch_parquet(args, ray_options) -> int:
                  "--errors": args.errors != "strict", "--text-key": args.text_key,
                  "--output-key": args.output_key, "--stream": args.stream,
                  "--line-buffered": args.line_buffered, "--lookahead": args.lookahead,
+                 "--paragraphs": args.paragraphs,
                  "--max-*": (args.max_chars, args.max_lines, args.max_duration) != (None,) * 3}
     _reject_flags(file_only, "for --input-dir files, not --parquet")
     options = ParquetOptions(input=args.parquet, output_dir=args.output_dir,

@@ -32,6 +32,20 @@ def test_readme_restore_outputs_are_the_real_ones(capsys):
         assert capsys.readouterr().out == shown + "\n", (text, flags)
 
 
+PARAGRAPHS_EXAMPLE = re.search(r"^\$ printf '([^']*)' \| punctum restore --paragraphs\n(.*?)\n```",
+                               README.read_text(encoding="utf-8"), re.M | re.S)
+
+
+def test_readme_paragraphs_output_is_the_real_one(tmp_path, capsys):
+    from punctum.cli import main
+
+    text, shown = PARAGRAPHS_EXAMPLE.groups()
+    path = tmp_path / "in.txt"
+    path.write_text(text.replace("\\n", "\n"), encoding="utf-8")
+    assert main(["restore", "--paragraphs", "-i", str(path)]) == 0
+    assert capsys.readouterr().out == shown + "\n"
+
+
 TRAIN_RECIPES = [block for block in re.findall(r"```toml\n(.*?)```",
                                                README.read_text(encoding="utf-8"), re.S)
                  if "[train]" in block]

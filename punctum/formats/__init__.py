@@ -74,6 +74,7 @@ from punctum.formats.resegment import ResegmentOptions, resegment
 from punctum.formats.restoring import (
     convert,
     restore_lines,
+    restore_paragraphs,
     restore_transcript,
     speakers_tiers,
     word_pauses,
@@ -100,6 +101,7 @@ from punctum.formats.ttml import looks_like_ttml
 __all__ = ["EXTENSIONS", "FORMATS", "INDEPENDENT_CUES", "KEYED", "SUBTITLES", "TEXT_KEYED",
            "TABLES", "UNTIMED", "Cue", "ResegmentOptions", "Token", "Transcript", "convert",
            "detect_format", "UNREAD", "dumps", "format_time", "loads", "looks_like_eaf",
-           "looks_like_ttml", "read", "resegment", "restore_lines", "restore_transcript",
+           "looks_like_ttml", "read", "resegment", "restore_lines", "restore_paragraphs",
+           "restore_transcript",
            "sniff_format", "sniff_lines", "speakers_tiers", "split_tokens", "without_repeats",
            "WORD_LISTS", "word_pauses", "write"]

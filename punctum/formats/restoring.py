@@ -33,6 +33,7 @@ from punctum.formats.transcript import (
     carry_spaces,
     needs_space,
     shown,
+    split_tokens,
 )
 from punctum.merging import written_labels
 from punctum.references import REFERENCE, decode_references, encode_like
@@ -400,6 +401,28 @@ def restore_lines(punctuator, lines: Sequence[str], options: RestoreOptions) -> 
                                             options).cues if annotated else ())
     for cue in cues:  # stripped as `Punctuator.restore_lines` strips ("\r" of CRLF lines)
         yield next(restored_plain) if cue is None else next(restored_cues).text.strip()
+
+
+def restore_paragraphs(punctuator, lines: Sequence[str],
+                       options: RestoreOptions) -> Iterator[str]:
+    """Restored lines of text whose paragraphs (runs of lines up to a blank one) are each
+    one text: context flows across a paragraph's line breaks (a recogniser's segments a line,
+    Whisper's .txt, a transcript wrapped at a width), which stay where they were; blank
+    lines stay blank. Each line is given stripped, as `restore_lines` gives it."""
+    cues = tuple(Cue(None, None, split_tokens(line)) for line in lines)
+    documents: list[list[int]] = []
+    for index, cue in enumerate(cues):
+        if cue.tokens and (index == 0 or not cues[index - 1].tokens):
+            documents.append([])
+        if cue.tokens:
+            documents[-1].append(index)
+    if not documents:
+        yield from ("" for _ in lines)
+        return
+    restored = restore_transcript(Transcript("text", cues, {"documents": documents}),
+                                  punctuator, options)
+    for cue in restored.cues:
+        yield cue.text.strip()
 
 
 def restore_transcript(transcript: Transcript, punctuator,
