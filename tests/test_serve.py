@@ -12,7 +12,7 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from punctum.cli import main  # noqa: E402
-from punctum.runtime import Punctuator  # noqa: E402
+from punctum.runtime import Punctuator, RestoreOptions  # noqa: E402
 from punctum.serve import ServeConfig, create_app, load_config  # noqa: E402
 from punctum.serve.batcher import DynamicBatcher, QueueFull  # noqa: E402
 from punctum.text import normalize  # noqa: E402
@@ -82,6 +82,23 @@ def test_words_option_answers_labels_like_the_cli(client, bundled):
     assert "details" not in plain
     refused = client.post("/v1/restore", json={"text": SRT, "format": "srt", "words": True})
     assert refused.status_code == 422 and "words" in refused.json()["error"]["message"]
+
+
+def test_paragraphs_option_restores_lines_as_one_text_like_the_cli(client, bundled):
+    from punctum import formats
+
+    text = "so what do you think about\r\nthe new plan i think it is\r\ngreat\r\n\r\nok thanks"
+    response = client.post("/v1/restore", json={"text": text, "paragraphs": True})
+    assert response.status_code == 200
+    lines = text.split("\r\n")
+    expected = list(formats.restore_paragraphs(bundled, lines, RestoreOptions()))
+    assert response.json()["text"] == "\r\n".join(expected)
+    assert expected[0] == "So what do you think about"  # no sentence closed at the line end
+    each = client.post("/v1/restore", json={"text": text}).json()["text"]
+    assert each.split("\r\n")[0] != expected[0]  # without it: each line a text
+    for refused in ({"text": SRT, "format": "srt"}, {"text": text, "words": True}):
+        answer = client.post("/v1/restore", json={**refused, "paragraphs": True})
+        assert answer.status_code == 422 and "paragraphs" in answer.json()["error"]["message"]
 
 
 def test_no_case_option(client):

@@ -68,6 +68,9 @@ class RestoreRequest(BaseModel):
                               "each text lists them under 'annotations'")
     words: bool = Field(False, description="also answer each word's mark, case and "
                         "probabilities (format 'text' only)")
+    paragraphs: bool = Field(False, description="format 'text': the lines up to a blank "
+                             "line are one text, line breaks kept (a recogniser's segment a "
+                             "line), not each line")
     format: Literal[FORMATS] = Field(  # type: ignore[valid-type]
         "text", description="what `text` holds; subtitle and JSON formats keep every timing")
     text_key: str | None = Field(None, min_length=1, description="NeMo manifests and CSV/TSV "
@@ -318,8 +321,10 @@ def _add_routes(app: FastAPI, state: ServerState) -> None:
         breaks = [_line_break(text) for text in texts]
         lines = [text.split(b) for text, b in zip(texts, breaks)]  # each line as a line
         try:
-            restored = await state.within_timeout(_restore_lines(
-                state, name, [line for group in lines for line in group], options, body.words))
+            restored = await state.within_timeout(
+                _restore_paragraphs(state, name, lines, options) if body.paragraphs else
+                _restore_lines(state, name, [line for group in lines for line in group],
+                               options, body.words))
         except ValueError as error:  # a text the model cannot read (a lone surrogate)
             raise ApiError(422, "invalid_text", str(error)) from None
         restored = _rejoin(restored, lines, breaks, body.words)
@@ -444,6 +449,9 @@ def _request_texts(body: RestoreRequest) -> list[str]:
     if body.fill is not None and not body.keep_existing:
         raise ApiError(422, "invalid_request", "'fill' is for 'keep_existing' (without it "
                        "every mark is the model's)")
+    if body.paragraphs and (body.format != "text" or body.words):
+        raise ApiError(422, "invalid_request", "'paragraphs' is for format 'text' without "
+                       "'words'" + (f", not {body.format!r}" if body.format != "text" else ""))
     if body.format != "text" and body.words:
         raise ApiError(422, "invalid_request", f"'words' is for format 'text', not "
                        f"{body.format!r} (whose output keeps its own timings)")
@@ -474,6 +482,18 @@ async def _restore_lines(state: ServerState, name: str, lines: list[str],
     by_index = dict(zip(marked, annotated))
     rest = iter(restored)
     return [by_index[i] if i in by_index else next(rest) for i in range(len(lines))]
+
+
+async def _restore_paragraphs(state: ServerState, name: str, lines: list[list[str]],
+                              options: RestoreOptions) -> list[str]:
+    """Each text's lines restored a paragraph at a time (`formats.restore_paragraphs`) on
+    the model's worker thread, as one flat list of lines."""
+    from punctum import formats
+
+    punctuator = state.punctuators[name]
+    return await state.run_document(name, lambda: [
+        line for group in lines for line in formats.restore_paragraphs(punctuator, group,
+                                                                       options)])
 
 
 async def _restore_document(state: ServerState, name: str, body: RestoreRequest,
